@@ -1,0 +1,125 @@
+"""Hardware presets: the one home of every datasheet number in the book.
+
+Introduced in the opening chapter ("The journey of one matrix product") and used by the roofline,
+host/device, GPU, TPU and many-chip chapters. Every number here carries a source (a BibTeX key in
+``book/references.bib``, optionally with a page or table); chapters never retype these numbers, they
+read them from here.
+
+Units are SI and unprefixed throughout: FLOP/s, bytes/s, bytes, seconds.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+from .dtypes import canonical_dtype
+
+
+class ChipKind(enum.Enum):
+    CPU = "cpu"
+    GPU = "gpu"
+    TPU = "tpu"
+
+
+class Unit(enum.Enum):
+    """Which execution unit runs a kernel."""
+
+    MATRIX = "matrix"  # tensor cores (GPU), MXU (TPU), AMX/FMA-matrix paths (CPU)
+    VECTOR = "vector"  # SIMT fp32 lanes (GPU), VPU (TPU), SIMD lanes (CPU)
+
+
+@dataclass(frozen=True)
+class Link:
+    """A data link. ``bandwidth`` is bytes/s in one direction; ``latency`` seconds per transfer."""
+
+    name: str
+    bandwidth: float
+    latency: float = 0.0
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if self.bandwidth <= 0:
+            raise ValueError(f"Link {self.name!r}: bandwidth must be positive, got {self.bandwidth}")
+        if self.latency < 0:
+            raise ValueError(f"Link {self.name!r}: latency must be >= 0, got {self.latency}")
+
+    def transfer_time(self, nbytes: float) -> float:
+        return self.latency + nbytes / self.bandwidth
+
+
+def _frozen(m: Mapping | None) -> Mapping:
+    return MappingProxyType(dict(m or {}))
+
+
+@dataclass(frozen=True)
+class Chip:
+    """One accelerator (or CPU socket) as the roofline and the machines see it.
+
+    ``matrix_flops`` / ``vector_flops`` map a dtype name ("bfloat16", "float32", ...) to the dense peak
+    rate in FLOP/s of that unit. ``onchip`` maps a named on-chip memory ("L2", "shared memory per SM",
+    "VMEM", ...) to bytes. ``sources`` maps a field name (e.g. "hbm_bandwidth", "matrix_flops.bfloat16")
+    to a BibTeX key, so every number can be traced to a datasheet.
+    """
+
+    name: str
+    kind: ChipKind
+    matrix_flops: Mapping[str, float]
+    vector_flops: Mapping[str, float]
+    hbm_bandwidth: float
+    hbm_capacity: float
+    host_link: Link
+    chip_link: Link | None = None
+    onchip: Mapping[str, float] = field(default_factory=dict)
+    compute_units: int = 1  # SMs, TensorCores x MXUs, or CPU cores
+    compute_unit_name: str = "unit"
+    launch_overhead: float = 0.0  # seconds from enqueue to kernel start
+    memory_name: str = "HBM"
+    sources: Mapping[str, str] = field(default_factory=dict)
+    notes: str = ""
+
+    def __post_init__(self) -> None:
+        for attr in ("matrix_flops", "vector_flops", "onchip", "sources"):
+            object.__setattr__(self, attr, _frozen(getattr(self, attr)))
+        if self.hbm_bandwidth <= 0 or self.hbm_capacity <= 0:
+            raise ValueError(f"Chip {self.name!r}: memory bandwidth and capacity must be positive")
+
+    def peak_flops(self, dtype="float32", unit: Unit | str | None = None) -> float:
+        """Dense peak FLOP/s for ``dtype`` on ``unit`` (default: the fastest unit that supports it)."""
+        dt = canonical_dtype(dtype)
+        if unit is None:
+            rates = [r for r in (self.matrix_flops.get(dt), self.vector_flops.get(dt)) if r]
+            if not rates:
+                raise ValueError(
+                    f"{self.name} has no peak rate for dtype {dt!r}; it knows "
+                    f"matrix {sorted(self.matrix_flops)} and vector {sorted(self.vector_flops)}"
+                )
+            return max(rates)
+        u = Unit(unit)
+        table = self.matrix_flops if u is Unit.MATRIX else self.vector_flops
+        if dt not in table:
+            raise ValueError(
+                f"{self.name} has no {u.value}-unit rate for dtype {dt!r}; it knows {sorted(table)}"
+            )
+        return table[dt]
+
+    def ridge_point(self, dtype="float32", unit: Unit | str | None = None) -> float:
+        """Arithmetic intensity (FLOP/byte) where compute time equals HBM time."""
+        return self.peak_flops(dtype, unit) / self.hbm_bandwidth
+
+
+from ._presets import PRESETS  # noqa: E402  (the data lives in its own module)
+
+
+def get(name: str | Chip) -> Chip:
+    """Look up a preset by name (case-insensitive), or pass a Chip through."""
+    if isinstance(name, Chip):
+        return name
+    key = {k.lower(): k for k in PRESETS}.get(str(name).lower())
+    if key is None:
+        raise KeyError(f"unknown chip {name!r}; presets are {sorted(PRESETS)}")
+    return PRESETS[key]
+
+
+__all__ = ["Chip", "ChipKind", "Link", "Unit", "PRESETS", "get"]
