@@ -1,0 +1,412 @@
+"""The hardware presets: every datasheet number labsim uses, each with its source.
+
+This module holds data only. ``labsim.hardware`` defines the ``Chip`` and ``Link`` types and
+re-exports :data:`PRESETS`; chapters read numbers from there and never retype them.
+
+Conventions (the "Hardware presets" page of the book explains them to readers):
+
+* Units are SI and unprefixed: FLOP/s, bytes/s, bytes, seconds. ``T`` = 1e12, ``P`` = 1e15.
+* FLOP rates are **dense** peaks. Vendors often quote rates "with sparsity" (2:4 structured
+  sparsity), which are twice the dense rate; where a source gives only the sparse figure we halve it
+  and say so beside the number.
+* Memory capacities follow the datasheet's unit: "GB" on an HBM datasheet is 1e9 bytes. Cache and
+  scratchpad sizes ("40 MB L2", "228 KB shared memory", "128 MiB VMEM") are binary units
+  (MiB = 2**20, KiB = 2**10), which is what the CUDA device properties report for them.
+* ``Link.bandwidth`` is one direction. NVIDIA quotes NVLink and PCIe as the sum of both
+  directions ("900 GB/s", "128 GB/s"); we halve those figures.
+* Link latencies are 0: no primary source in ``book/references.bib`` gives them. A chapter that
+  models latency must set it explicitly (``dataclasses.replace(link, latency=...)``) and cite it.
+* ``sources`` maps a dotted field name to ``"bibkey"`` or ``"bibkey, where in it"``. A field that
+  is absent (not in ``sources``, left at its default) was not confirmed from a primary source.
+"""
+from __future__ import annotations
+
+from .hardware import Chip, ChipKind, Link
+
+_T = 1e12  # tera
+_P = 1e15  # peta
+_GB = 1e9  # datasheet GB (decimal)
+_KiB = 2**10
+_MiB = 2**20
+
+# --- NVIDIA ---------------------------------------------------------------------------------------
+
+# The 3-5 us rule of thumb from enqueue to kernel start. NVIDIA's CUDA Graphs post measured a
+# 2.9 us kernel launched back to back at 3.8 us per kernel (9.6 us when synchronising after each);
+# 4 us sits inside that range. It is a modelling choice, not a datasheet number.
+_GPU_LAUNCH = 4e-6
+_GPU_LAUNCH_SRC = "nvidia2019cudagraphs, per-kernel times for a 2.9 us kernel"
+
+_A100 = Chip(
+    name="NVIDIA A100 SXM4 80GB",
+    kind=ChipKind.GPU,
+    matrix_flops={
+        "bfloat16": 312 * _T,  # FLOP/s, datasheet "BF16 Tensor Core 312 TFLOPS" (624 with sparsity)
+        "float16": 312 * _T,  # FLOP/s, datasheet "FP16 Tensor Core 312 TFLOPS" (624 with sparsity)
+        "int8": 624 * _T,  # OP/s, datasheet "INT8 Tensor Core 624 TOPS" (1248 with sparsity)
+        "float64": 19.5 * _T,  # FLOP/s, datasheet "FP64 Tensor Core 19.5 TFLOPS"
+    },
+    vector_flops={
+        "float32": 19.5 * _T,  # FLOP/s, datasheet "FP32 19.5 TFLOPS" (CUDA cores)
+        "float64": 9.7 * _T,  # FLOP/s, datasheet "FP64 9.7 TFLOPS"
+    },
+    hbm_bandwidth=2039 * _GB,  # B/s, datasheet "GPU Memory Bandwidth 2,039 GB/s" (SXM 80GB)
+    hbm_capacity=80 * _GB,  # bytes, datasheet "80GB HBM2e" (GB = 1e9 as printed)
+    host_link=Link(
+        "PCIe Gen4 x16",
+        32 * _GB,  # B/s per direction: datasheet "PCIe Gen4: 64 GB/s" counts both directions
+        source="nvidia2021a100datasheet",
+    ),
+    chip_link=Link(
+        "NVLink 3 (12 links)",
+        300 * _GB,  # B/s per direction: datasheet "NVLink: 600 GB/s" counts both directions
+        source="nvidia2021a100datasheet",
+    ),
+    onchip={
+        "L2": 40 * _MiB,  # bytes, "40 MB Level 2 (L2) cache" (binary MB)
+        "shared memory per SM": 164 * _KiB,  # bytes, largest carve-out "164 KB per SM"
+        "register file per SM": 256 * _KiB,  # bytes, 65,536 32-bit registers per SM (cc 8.0)
+    },
+    compute_units=108,  # SMs in the A100 product ("108 SMs"; the full GA100 die has 128)
+    compute_unit_name="SM",
+    launch_overhead=_GPU_LAUNCH,
+    memory_name="HBM2e",
+    sources={
+        "matrix_flops.bfloat16": "nvidia2021a100datasheet, BF16 Tensor Core",
+        "matrix_flops.float16": "nvidia2021a100datasheet, FP16 Tensor Core",
+        "matrix_flops.int8": "nvidia2021a100datasheet, INT8 Tensor Core",
+        "matrix_flops.float64": "nvidia2021a100datasheet, FP64 Tensor Core",
+        "vector_flops.float32": "nvidia2021a100datasheet, FP32",
+        "vector_flops.float64": "nvidia2021a100datasheet, FP64",
+        "hbm_bandwidth": "nvidia2021a100datasheet, A100 80GB SXM column",
+        "hbm_capacity": "nvidia2021a100datasheet, A100 80GB SXM column",
+        "host_link": "nvidia2021a100datasheet, Interconnect",
+        "chip_link": "nvidia2021a100datasheet, Interconnect",
+        "onchip.L2": "nvidia2020amperearch, 40 GB HBM2 and 40 MB L2 cache",
+        "onchip.shared memory per SM": "nvidia-ampere-tuning, Unified Shared Memory/L1/Texture Cache",
+        "onchip.register file per SM": "nvidia-cuda-guide, Technical Specifications per Compute Capability",
+        "compute_units": "nvidia2020amperearch, A100 GPU hardware architecture",
+        "launch_overhead": _GPU_LAUNCH_SRC,
+    },
+    notes="Dense rates; the datasheet's larger figures assume 2:4 sparsity. TF32 tensor-core "
+    "rate (156 TFLOP/s) is not recorded: labsim has no tf32 dtype. Link latencies unset (0).",
+)
+
+_H100_SXM = Chip(
+    name="NVIDIA H100 SXM5 80GB",
+    kind=ChipKind.GPU,
+    matrix_flops={
+        "bfloat16": 989.4 * _T,  # FLOP/s, "Peak BF16 Tensor TFLOPS 989.4" (1978.9 with sparsity)
+        "float16": 989.4 * _T,  # FLOP/s, "Peak FP16 Tensor TFLOPS 989.4" (1978.9 with sparsity)
+        "float8_e4m3fn": 1978.9 * _T,  # FLOP/s, "Peak FP8 Tensor TFLOPS 1978.9" (3957.8 sparse)
+        "int8": 1978.9 * _T,  # OP/s, "Peak INT8 Tensor TOPS 1978.9" (3957.8 sparse)
+        "float64": 66.9 * _T,  # FLOP/s, "Peak FP64 Tensor TFLOPS 66.9"
+    },
+    vector_flops={
+        "float32": 66.9 * _T,  # FLOP/s, "Peak FP32 TFLOPS (non-Tensor) 66.9" (datasheet: 67)
+        "float64": 33.5 * _T,  # FLOP/s, "Peak FP64 TFLOPS (non-Tensor) 33.5" (datasheet: 34)
+    },
+    hbm_bandwidth=3.35e12,  # B/s, datasheet "GPU Memory Bandwidth 3.35TB/s" (H100 SXM)
+    hbm_capacity=80 * _GB,  # bytes, datasheet "GPU Memory 80GB" (GB = 1e9 as printed)
+    host_link=Link(
+        "PCIe Gen5 x16",
+        64 * _GB,  # B/s per direction: datasheet "PCIe Gen5: 128GB/s" counts both directions
+        source="nvidia2022h100datasheet",
+    ),
+    chip_link=Link(
+        "NVLink 4 (18 links)",
+        450 * _GB,  # B/s per direction: datasheet "NVLink: 900GB/s" counts both directions
+        source="nvidia2022h100datasheet",
+    ),
+    onchip={
+        "L2": 50 * _MiB,  # bytes, "A 50 MB L2 cache in H100" (binary MB)
+        "shared memory per SM": 228 * _KiB,  # bytes, largest carve-out, cc 9.0 (227 KB per block)
+        "register file per SM": 256 * _KiB,  # bytes, 65,536 32-bit registers per SM (cc 9.0)
+    },
+    compute_units=132,  # SMs in H100 SXM5 (the full GH100 die has 144)
+    compute_unit_name="SM",
+    launch_overhead=_GPU_LAUNCH,
+    memory_name="HBM3",
+    sources={
+        "matrix_flops.bfloat16": "nvidia2022hopperarch, H100 SXM5 specifications table",
+        "matrix_flops.float16": "nvidia2022hopperarch, H100 SXM5 specifications table",
+        "matrix_flops.float8_e4m3fn": "nvidia2022hopperarch, H100 SXM5 specifications table",
+        "matrix_flops.int8": "nvidia2022hopperarch, H100 SXM5 specifications table",
+        "matrix_flops.float64": "nvidia2022hopperarch, H100 SXM5 specifications table",
+        "vector_flops.float32": "nvidia2022hopperarch, H100 SXM5 specifications table",
+        "vector_flops.float64": "nvidia2022hopperarch, H100 SXM5 specifications table",
+        "hbm_bandwidth": "nvidia2022h100datasheet, H100 SXM column",
+        "hbm_capacity": "nvidia2022h100datasheet, H100 SXM column",
+        "host_link": "nvidia2022h100datasheet, Interconnect",
+        "chip_link": "nvidia2022h100datasheet, Interconnect",
+        "onchip.L2": "nvidia2022hopperarch, H100 memory and cache",
+        "onchip.shared memory per SM": "nvidia-hopper-tuning, Unified Shared Memory/L1/Texture Cache",
+        "onchip.register file per SM": "nvidia-cuda-guide, Technical Specifications per Compute Capability",
+        "compute_units": "nvidia2022hopperarch, H100 SXM5 has 132 SMs",
+        "launch_overhead": _GPU_LAUNCH_SRC,
+    },
+    notes="Dense rates from NVIDIA's Hopper architecture specifications (boost clock); the datasheet "
+    "rounds them (67 TFLOP/s FP32, 1,979 TFLOP/s BF16 with sparsity). Link latencies unset (0).",
+)
+
+_H200 = Chip(
+    name="NVIDIA H200 SXM 141GB",
+    kind=ChipKind.GPU,
+    # The H200 is the H100's GH100 chip with HBM3e; its datasheet lists the same compute figures as
+    # the H100 SXM datasheet, quoted with sparsity (BF16 1,979, FP8 3,958 TFLOPS). We halve them to
+    # the dense rate and use the Hopper specification table's unrounded values, as for H100 SXM.
+    matrix_flops={
+        "bfloat16": 989.4 * _T,  # FLOP/s, datasheet "BF16 Tensor Core 1,979 TFLOPS" with sparsity / 2
+        "float16": 989.4 * _T,  # FLOP/s, datasheet "FP16 Tensor Core 1,979 TFLOPS" with sparsity / 2
+        "float8_e4m3fn": 1978.9 * _T,  # FLOP/s, datasheet "FP8 Tensor Core 3,958 TFLOPS" sparse / 2
+        "int8": 1978.9 * _T,  # OP/s, datasheet "INT8 Tensor Core 3,958 TOPS" sparse / 2
+        "float64": 67 * _T,  # FLOP/s, datasheet "FP64 Tensor Core 67 TFLOPS"
+    },
+    vector_flops={
+        "float32": 67 * _T,  # FLOP/s, datasheet "FP32 67 TFLOPS"
+        "float64": 34 * _T,  # FLOP/s, datasheet "FP64 34 TFLOPS"
+    },
+    hbm_bandwidth=4.8e12,  # B/s, datasheet "GPU Memory Bandwidth 4.8TB/s"
+    hbm_capacity=141 * _GB,  # bytes, datasheet "GPU Memory 141GB" (GB = 1e9 as printed)
+    host_link=Link(
+        "PCIe Gen5 x16",
+        64 * _GB,  # B/s per direction: datasheet "PCIe Gen5: 128GB/s" counts both directions
+        source="nvidia2024h200",
+    ),
+    chip_link=Link(
+        "NVLink 4 (18 links)",
+        450 * _GB,  # B/s per direction: datasheet "NVLink: 900GB/s" counts both directions
+        source="nvidia2024h200",
+    ),
+    onchip={
+        # L2 is left out: no primary source states it for H200 (it is presumably H100's 50 MB).
+        "shared memory per SM": 228 * _KiB,  # bytes, cc 9.0 limit, as for H100
+        "register file per SM": 256 * _KiB,  # bytes, 65,536 32-bit registers per SM (cc 9.0)
+    },
+    compute_units=132,  # SMs: the H100 SXM5 configuration (the H200 datasheet gives no count)
+    compute_unit_name="SM",
+    launch_overhead=_GPU_LAUNCH,
+    memory_name="HBM3e",
+    sources={
+        "matrix_flops.bfloat16": "nvidia2024h200, BF16 Tensor Core (with sparsity, halved)",
+        "matrix_flops.float16": "nvidia2024h200, FP16 Tensor Core (with sparsity, halved)",
+        "matrix_flops.float8_e4m3fn": "nvidia2024h200, FP8 Tensor Core (with sparsity, halved)",
+        "matrix_flops.int8": "nvidia2024h200, INT8 Tensor Core (with sparsity, halved)",
+        "matrix_flops.float64": "nvidia2024h200, FP64 Tensor Core",
+        "vector_flops.float32": "nvidia2024h200, FP32",
+        "vector_flops.float64": "nvidia2024h200, FP64",
+        "hbm_bandwidth": "nvidia2024h200, H200 SXM column",
+        "hbm_capacity": "nvidia2024h200, H200 SXM column",
+        "host_link": "nvidia2024h200, Interconnect",
+        "chip_link": "nvidia2024h200, Interconnect",
+        "onchip.shared memory per SM": "nvidia-hopper-tuning, Unified Shared Memory/L1/Texture Cache",
+        "onchip.register file per SM": "nvidia-cuda-guide, Technical Specifications per Compute Capability",
+        "compute_units": "nvidia2022hopperarch, H100 SXM5 has 132 SMs (same GH100 configuration)",
+        "launch_overhead": _GPU_LAUNCH_SRC,
+    },
+    notes="Same GH100 compute as H100 SXM, with 141 GB of HBM3e at 4.8 TB/s. L2 size not recorded "
+    "(no primary source for H200). SM count taken from the H100 SXM5 configuration. "
+    "Link latencies unset (0).",
+)
+
+_B200 = Chip(
+    name="NVIDIA B200 (HGX/DGX B200, 1000 W)",
+    kind=ChipKind.GPU,
+    # NVIDIA quotes B200 compute per 8-GPU HGX/DGX system and with sparsity. Per GPU and dense:
+    # divide by 8, then by 2.
+    matrix_flops={
+        "bfloat16": 2.25 * _P,  # FLOP/s, HGX B200 "FP16/BF16 Tensor Core 36 PFLOPS" (8 GPUs, sparse) / 16
+        "float16": 2.25 * _P,  # FLOP/s, as bfloat16
+        "float8_e4m3fn": 4.5 * _P,  # FLOP/s, DGX B200 "72 PFLOPS FP8 training" (8 GPUs, sparse) / 16
+        "int8": 4.5 * _P,  # OP/s, HGX B200 "INT8 Tensor Core 72 POPS" (8 GPUs, sparse) / 16
+    },
+    vector_flops={
+        "float32": 75 * _T,  # FLOP/s, HGX B200 "FP32 600 TFLOPS" (8 GPUs) / 8
+    },
+    hbm_bandwidth=8e12,  # B/s, DGX B200 "64 TB/s HBM3e bandwidth" (8 GPUs) / 8
+    hbm_capacity=180 * _GB,  # bytes, DGX B200 "1,440 GB total GPU memory" (8 GPUs) / 8
+    host_link=Link(
+        "PCIe Gen5 x16",
+        64 * _GB,  # B/s per direction, the same Gen5 x16 link as H100 (MLPerf system description)
+        source="mlcommons2026nebiusb200",
+    ),
+    chip_link=Link(
+        "NVLink 5 (18 links)",
+        900 * _GB,  # B/s per direction: DGX B200 "14.4 TB/s aggregate NVLink" / 8 GPUs / 2 directions
+        source="nvidia2024dgxb200",
+    ),
+    onchip={
+        "shared memory per SM": 228 * _KiB,  # bytes, cc 10.0 limit (as cc 9.0)
+        "register file per SM": 256 * _KiB,  # bytes, 65,536 32-bit registers per SM (cc 10.0)
+    },
+    compute_unit_name="SM",  # compute_units left at its default: no primary source gives the count
+    launch_overhead=_GPU_LAUNCH,
+    memory_name="HBM3e",
+    sources={
+        "matrix_flops.bfloat16": "nvidia2024hgx, HGX B200 FP16/BF16 Tensor Core (8 GPUs, with sparsity)",
+        "matrix_flops.float16": "nvidia2024hgx, HGX B200 FP16/BF16 Tensor Core (8 GPUs, with sparsity)",
+        "matrix_flops.float8_e4m3fn": "nvidia2024dgxb200, FP8 training performance (8 GPUs, with sparsity)",
+        "matrix_flops.int8": "nvidia2024hgx, HGX B200 INT8 Tensor Core (8 GPUs, with sparsity)",
+        "vector_flops.float32": "nvidia2024hgx, HGX B200 FP32 (8 GPUs)",
+        "hbm_bandwidth": "nvidia2024dgxb200, HBM3e bandwidth (8 GPUs)",
+        "hbm_capacity": "nvidia2024dgxb200, total GPU memory (8 GPUs)",
+        "host_link": "mlcommons2026nebiusb200, accelerator_host_interconnect",
+        "chip_link": "nvidia2024dgxb200, NVLink bandwidth (aggregate over 8 GPUs)",
+        "onchip.shared memory per SM": "nvidia-cuda-guide, Technical Specifications per Compute Capability",
+        "onchip.register file per SM": "nvidia-cuda-guide, Technical Specifications per Compute Capability",
+        "launch_overhead": _GPU_LAUNCH_SRC,
+    },
+    notes="Per-GPU dense rates derived from NVIDIA's 8-GPU system figures, which are quoted with "
+    "sparsity (divide by 8, then by 2). The 180 GB is the DGX/HGX B200 part (some B200 "
+    "products quote 192 GB). SM count and L2 size are not in a primary source and are "
+    "left out; compute_units keeps its default. Link latencies unset (0).",
+)
+
+# --- Google TPU -----------------------------------------------------------------------------------
+
+_TPU_NOTES = (
+    "Vector (VPU) rates are not recorded: How to Scale Your Model derives a VPU rate only for TPU "
+    "v5p. launch_overhead is left at 0: a TPU runs a whole compiled XLA program, its scalar unit "
+    "sequences the ops inside it with no per-kernel launch from the host, and no public source "
+    "gives a per-op figure (the host's per-program dispatch is a software cost, not modelled "
+    "here). Link latencies unset (0)."
+)
+
+_TPU_V5E = Chip(
+    name="Google Cloud TPU v5e",
+    kind=ChipKind.TPU,
+    matrix_flops={
+        "bfloat16": 197 * _T,  # FLOP/s, "Peak compute per chip (bf16) 197 TFLOPs"
+        "int8": 393 * _T,  # OP/s, "Peak compute per chip (Int8) 393 TOPs"
+    },
+    vector_flops={},
+    hbm_bandwidth=819 * _GB,  # B/s, "HBM2 capacity and bandwidth 16 GB, 819 GBps"
+    hbm_capacity=16 * _GB,  # bytes, "16 GB" as printed by Google Cloud (GB = 1e9)
+    host_link=Link(
+        "PCIe",
+        1.6e10,  # B/s, "PCIe bandwidth is typically around 1.6e10 bytes / second per TPU"
+        source="austin2025scaling",
+    ),
+    chip_link=Link(
+        "ICI (one of 4 links)",
+        4.5e10,  # B/s, one-way per link, "TPU v5e 4.5e10" (ICI table)
+        source="austin2025scaling",
+    ),
+    onchip={
+        "VMEM": 128 * _MiB,  # bytes, "128 MiB on TPU v5e"
+    },
+    compute_units=4,  # MXUs (128x128 systolic arrays) in the chip's one TensorCore
+    compute_unit_name="MXU",
+    memory_name="HBM2",
+    sources={
+        "matrix_flops.bfloat16": "google-tpu-v5e, System architecture",
+        "matrix_flops.int8": "google-tpu-v6e, System architecture (v5e column)",
+        "hbm_bandwidth": "google-tpu-v5e, System architecture",
+        "hbm_capacity": "google-tpu-v5e, System architecture",
+        "host_link": "austin2025scaling, How to Think About TPUs, TPU Specs",
+        "chip_link": "austin2025scaling, How to Think About TPUs, TPU Specs (ICI table)",
+        "onchip.VMEM": "austin2025scaling, How to Think About TPUs, What Is a TPU?",
+        "compute_units": "google-tpu-v5e, System architecture (four MXUs per TensorCore)",
+    },
+    notes=_TPU_NOTES,
+)
+
+_TPU_V6E = Chip(
+    name="Google Cloud TPU v6e (Trillium)",
+    kind=ChipKind.TPU,
+    matrix_flops={
+        "bfloat16": 918 * _T,  # FLOP/s, "Peak compute per chip (bf16) 918 TFLOPs"
+        "int8": 1836 * _T,  # OP/s, "Peak compute per chip (Int8) 1836 TOPs"
+    },
+    vector_flops={},
+    hbm_bandwidth=1640 * _GB,  # B/s, "HBM bandwidth per chip 1640 GBps"
+    hbm_capacity=32 * _GB,  # bytes, "HBM capacity per chip 32 GB" (GB = 1e9)
+    host_link=Link(
+        "PCIe",
+        3.2e10,  # B/s, "(3.2e10 for TPU v6e)" beside the PCIe bandwidth per TPU
+        source="austin2025scaling",
+    ),
+    chip_link=Link(
+        "ICI (one of 4 links)",
+        9e10,  # B/s, one-way per link, "TPU v6e 9e10" (ICI table)
+        source="austin2025scaling",
+    ),
+    onchip={},  # VMEM size for v6e: no primary source found, left out
+    compute_unit_name="MXU",  # count left out: Google's page has said both 2 and 4 MXUs
+    memory_name="HBM",
+    sources={
+        "matrix_flops.bfloat16": "google-tpu-v6e, System architecture",
+        "matrix_flops.int8": "google-tpu-v6e, System architecture",
+        "hbm_bandwidth": "google-tpu-v6e, System architecture",
+        "hbm_capacity": "google-tpu-v6e, System architecture",
+        "host_link": "austin2025scaling, How to Think About TPUs, TPU Specs",
+        "chip_link": "austin2025scaling, How to Think About TPUs, TPU Specs (ICI table)",
+    },
+    notes=_TPU_NOTES + " The MXU count (256x256 arrays) and the VMEM size are left out: versions "
+    "of Google's v6e page disagree on the MXU count, and no primary source gives VMEM.",
+)
+
+# --- Reference CPU --------------------------------------------------------------------------------
+
+# Intel publishes cores, clocks and memory channels, not FLOP/s. The rates below are derived:
+# 56 cores x 2.0 GHz base clock x FLOP per cycle per core, where a Sapphire Rapids core issues two
+# 512-bit FMAs per cycle (2 x 16 fp32 lanes x 2 FLOP = 64 fp32 FLOP, 32 fp64 FLOP) and its AMX tile
+# unit does 1,024 bf16 FLOP (512 multiply-adds) or 2,048 int8 OP per cycle. Sustained all-core
+# AVX-512/AMX clocks differ from the base clock, so treat these as round peaks.
+_XEON_CORES = 56
+_XEON_HZ = 2.0e9
+
+_CPU = Chip(
+    name="Intel Xeon Platinum 8480+ (Sapphire Rapids, one socket)",
+    kind=ChipKind.CPU,
+    matrix_flops={
+        "bfloat16": _XEON_CORES * _XEON_HZ * 1024,  # FLOP/s, AMX: ~115 TFLOP/s (derived)
+        "int8": _XEON_CORES * _XEON_HZ * 2048,  # OP/s, AMX: ~229 TOP/s (derived)
+    },
+    vector_flops={
+        "float32": _XEON_CORES * _XEON_HZ * 64,  # FLOP/s, AVX-512 FMA: ~7.2 TFLOP/s (derived)
+        "float64": _XEON_CORES * _XEON_HZ * 32,  # FLOP/s, AVX-512 FMA: ~3.6 TFLOP/s (derived)
+    },
+    hbm_bandwidth=8 * 4800e6 * 8,  # B/s: 8 channels x DDR5-4800 (4.8e9 transfers/s) x 8 B = 307.2 GB/s
+    hbm_capacity=4e12,  # bytes, ARK "Max Memory Size 4 TB" (TB = 1e12 as printed)
+    host_link=Link(
+        "PCIe 5.0 x16 (to one accelerator)",
+        64 * _GB,  # B/s per direction, one x16 slot of the 80 PCIe 5.0 lanes (32 GT/s x 16 / 8)
+        source="intel-ark-8480plus",
+    ),
+    chip_link=None,  # UPI between sockets: not modelled
+    onchip={
+        "L3": 105 * _MiB,  # bytes, ARK "Cache 105 MB" (shared last-level cache)
+    },
+    compute_units=56,  # cores, ARK "Total Cores 56"
+    compute_unit_name="core",
+    memory_name="DDR5",
+    sources={
+        "matrix_flops.bfloat16": "intel-optimization-manual, AMX throughput; derived with intel-ark-8480plus",
+        "matrix_flops.int8": "intel-optimization-manual, AMX throughput; derived with intel-ark-8480plus",
+        "vector_flops.float32": "intel-optimization-manual, AVX-512 FMA throughput; derived with intel-ark-8480plus",
+        "vector_flops.float64": "intel-optimization-manual, AVX-512 FMA throughput; derived with intel-ark-8480plus",
+        "hbm_bandwidth": "intel-ark-8480plus, Memory Specifications (8 channels, DDR5-4800); derived",
+        "hbm_capacity": "intel-ark-8480plus, Max Memory Size",
+        "host_link": "intel-ark-8480plus, PCI Express Revision 5.0, 80 lanes",
+        "onchip.L3": "intel-ark-8480plus, Cache",
+        "compute_units": "intel-ark-8480plus, Total Cores",
+    },
+    notes="A reference server CPU: one socket of a dual-socket Sapphire Rapids server. FLOP rates "
+    "are derived (cores x base clock x FLOP per cycle), not published by Intel. 'hbm_*' here "
+    "is the socket's DDR5 memory. launch_overhead is 0: a CPU kernel is a function call on the "
+    "same core, with no device queue; framework dispatch is software overhead, not a hardware "
+    "number. Link latencies unset (0).",
+)
+
+PRESETS: dict[str, Chip] = {
+    "A100 80GB": _A100,
+    "H100 SXM": _H100_SXM,
+    "H200": _H200,
+    "B200": _B200,
+    "TPU v5e": _TPU_V5E,
+    "TPU v6e": _TPU_V6E,
+    "CPU": _CPU,
+}
+
+__all__ = ["PRESETS"]

@@ -1,0 +1,210 @@
+"""Hardware presets: every number is plausible, every number has a source, every source exists."""
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from labsim import hardware
+from labsim.hardware import PRESETS, Chip, ChipKind, Link, Unit
+
+BIB = Path(__file__).resolve().parents[1] / "book" / "references.bib"
+
+REQUIRED_KEYS = {"A100 80GB", "H100 SXM", "H200", "B200", "TPU v5e", "TPU v6e", "CPU"}
+
+# (low, high) bounds per field family; wide enough for a laptop CPU up to a next-generation GPU,
+# narrow enough to catch a unit slip (GB/s typed as B/s, TB as GB, KiB as bytes).
+RANGES = {
+    "matrix_flops": (1e12, 1e17),
+    "vector_flops": (1e11, 1e15),
+    "hbm_bandwidth": (1e10, 1e13),
+    "hbm_capacity": (1e9, 1e13),
+    "host_link": (1e9, 1e12),
+    "chip_link": (1e9, 1e13),
+    "onchip": (1e3, 1e9),
+    "compute_units": (1, 10_000),
+    "launch_overhead": (1e-7, 1e-4),
+}
+
+
+def bib_keys() -> set[str]:
+    return set(re.findall(r"^@\w+\{([^,\s]+),", BIB.read_text(encoding="utf-8"), flags=re.M))
+
+
+def numeric_fields(chip: Chip) -> dict[str, float]:
+    """Every number the preset sets, by its dotted name. Defaults (0 latency, 1 unit) count as unset."""
+    out: dict[str, float] = {}
+    for table in ("matrix_flops", "vector_flops", "onchip"):
+        for k, v in getattr(chip, table).items():
+            out[f"{table}.{k}"] = v
+    out["hbm_bandwidth"] = chip.hbm_bandwidth
+    out["hbm_capacity"] = chip.hbm_capacity
+    for name in ("host_link", "chip_link"):
+        link = getattr(chip, name)
+        if link is not None:
+            out[name] = link.bandwidth
+            if link.latency:
+                out[f"{name}.latency"] = link.latency
+    if chip.compute_units != 1:
+        out["compute_units"] = chip.compute_units
+    if chip.launch_overhead:
+        out["launch_overhead"] = chip.launch_overhead
+    return out
+
+
+def resolves(chip: Chip, dotted: str) -> bool:
+    head, _, tail = dotted.partition(".")
+    if not hasattr(chip, head):
+        return False
+    value = getattr(chip, head)
+    if not tail:
+        return True
+    if isinstance(value, Link):
+        return hasattr(value, tail)
+    return hasattr(value, "keys") and tail in value
+
+
+chips = pytest.mark.parametrize("key", sorted(PRESETS))
+
+
+def test_required_presets_exist():
+    assert REQUIRED_KEYS <= set(PRESETS)
+
+
+@chips
+def test_preset_is_a_chip(key):
+    chip = PRESETS[key]
+    assert isinstance(chip, Chip)
+    assert isinstance(chip.kind, ChipKind)
+    assert isinstance(chip.host_link, Link)
+    assert chip.name and chip.memory_name and chip.compute_unit_name
+
+
+@chips
+def test_numbers_are_positive_and_plausible(key):
+    for field, value in numeric_fields(PRESETS[key]).items():
+        family = field.split(".")[0]
+        if field.endswith(".latency"):
+            family = "launch_overhead"
+        low, high = RANGES[family]
+        assert isinstance(value, (int, float)) and math.isfinite(value), field
+        assert low <= value <= high, f"{key}: {field} = {value:g} outside [{low:g}, {high:g}]"
+
+
+@chips
+def test_every_number_has_a_source(key):
+    chip = PRESETS[key]
+    missing = set(numeric_fields(chip)) - set(chip.sources)
+    assert not missing, f"{key}: numbers without a source: {sorted(missing)}"
+
+
+@chips
+def test_every_source_names_a_real_field(key):
+    chip = PRESETS[key]
+    bogus = [s for s in chip.sources if not resolves(chip, s)]
+    assert not bogus, f"{key}: sources for fields that do not exist: {bogus}"
+    # and no source is left over for a number that is not set
+    stale = set(chip.sources) - set(numeric_fields(chip))
+    assert not stale, f"{key}: sources for numbers that are not set: {sorted(stale)}"
+
+
+@chips
+def test_every_cited_key_is_in_the_bibliography(key):
+    keys = bib_keys()
+    chip = PRESETS[key]
+    cited = {s.split(",")[0].strip() for s in chip.sources.values()}
+    for link in (chip.host_link, chip.chip_link):
+        if link is not None and link.source:
+            cited.add(link.source.split(",")[0].strip())
+    assert cited - keys == set(), f"{key}: keys missing from references.bib: {sorted(cited - keys)}"
+
+
+def test_bibliography_keys_are_unique():
+    raw = re.findall(r"^@\w+\{([^,\s]+),", BIB.read_text(encoding="utf-8"), flags=re.M)
+    assert len(raw) == len(set(raw)), sorted(k for k in raw if raw.count(k) > 1)
+
+
+@chips
+def test_peak_and_ridge_match_closed_form(key):
+    chip = PRESETS[key]
+    bf16 = chip.matrix_flops["bfloat16"]
+    assert chip.peak_flops("bfloat16") == bf16
+    assert chip.peak_flops("bf16", Unit.MATRIX) == bf16
+    assert chip.ridge_point("bfloat16") == pytest.approx(bf16 / chip.hbm_bandwidth, rel=1e-12)
+
+
+@chips
+def test_matrix_unit_is_the_fast_path_for_bf16(key):
+    chip = PRESETS[key]
+    for dt, rate in chip.vector_flops.items():
+        if dt in chip.matrix_flops:
+            assert chip.matrix_flops[dt] >= rate, f"{key}: {dt} vector faster than matrix"
+
+
+@pytest.mark.parametrize(
+    "key, bf16, bw, cap",
+    [
+        ("H100 SXM", 989.4e12, 3.35e12, 80e9),
+        ("H200", 989.4e12, 4.8e12, 141e9),
+        ("A100 80GB", 312e12, 2.039e12, 80e9),
+        ("TPU v5e", 197e12, 819e9, 16e9),
+        ("TPU v6e", 918e12, 1640e9, 32e9),
+    ],
+)
+def test_facts_md_values(key, bf16, bw, cap):
+    chip = PRESETS[key]
+    assert chip.matrix_flops["bfloat16"] == pytest.approx(bf16, rel=1e-9)
+    assert chip.hbm_bandwidth == pytest.approx(bw, rel=1e-9)
+    assert chip.hbm_capacity == pytest.approx(cap, rel=1e-9)
+
+
+def test_h100_tensor_cores_dominate():
+    h100 = PRESETS["H100 SXM"]
+    assert h100.vector_flops["float32"] == pytest.approx(67e12, rel=0.01)
+    assert h100.compute_units == 132
+    assert h100.ridge_point("bfloat16") == pytest.approx(295.3, rel=1e-3)
+
+
+def test_unknown_dtype_names_it():
+    with pytest.raises((TypeError, ValueError), match="complex_banana"):
+        PRESETS["H100 SXM"].peak_flops("complex_banana")
+
+
+def test_unsupported_dtype_names_it_and_the_chip():
+    # A100 has no fp8 tensor cores: the error names the dtype and the chip.
+    with pytest.raises(ValueError, match=r"float8_e4m3fn") as info:
+        PRESETS["A100 80GB"].peak_flops("float8_e4m3fn")
+    assert "A100" in str(info.value)
+
+
+def test_get_is_case_insensitive_and_passes_chips_through():
+    assert hardware.get("h100 sxm") is PRESETS["H100 SXM"]
+    assert hardware.get("TPU V5E") is PRESETS["TPU v5e"]
+    chip = PRESETS["CPU"]
+    assert hardware.get(chip) is chip
+
+
+def test_get_unknown_lists_presets():
+    with pytest.raises(KeyError) as info:
+        hardware.get("H900")
+    msg = str(info.value)
+    assert "H900" in msg
+    for key in REQUIRED_KEYS:
+        assert key in msg
+
+
+def test_a_reader_can_add_a_chip():
+    mine = Chip(
+        name="My accelerator",
+        kind=ChipKind.GPU,
+        matrix_flops={"bfloat16": 100e12},
+        vector_flops={"float32": 10e12},
+        hbm_bandwidth=1e12,
+        hbm_capacity=24e9,
+        host_link=Link("PCIe Gen4 x16", 32e9),
+    )
+    assert mine.ridge_point("bf16") == pytest.approx(100.0)
+    with pytest.raises(ValueError):
+        Link("broken", 0.0)
