@@ -1,0 +1,248 @@
+"""Reverse-mode automatic differentiation on the IR (``ls.grad``).
+
+Introduced in "Counting FLOPs and bytes" (backprop as matrix products) and "The compiler at work".
+``grad(f)`` traces ``f``, expands composite ops into primitives, replays the forward graph, then walks
+the nodes backwards applying one vector-Jacobian-product (VJP) rule per op, summing cotangents where a
+value has several users. Every rule is written with ``labsim.numpy``, so the backward pass is itself
+traceable: called on traced values it records forward + backward into one graph (as AOT Autograd
+captures the backward ahead of time); called on NumPy arrays it computes the gradient directly.
+
+The backward of ``Y = X·W`` is two more matrix products, ``dL/dX = dL/dY·Wᵀ`` and ``dL/dW = Xᵀ·dL/dY``,
+which is why training costs about three times the forward FLOPs.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import numpy as lnp
+from .dtypes import is_float, numpy_dtype
+from .ir import Graph, Literal, Node, ShapeDtype, TraceError, Var
+from .rewrite import decompose
+from .trace import Tracer, bind, trace
+
+
+def _unbroadcast_scalar(c, like_shape):
+    return c
+
+
+def _sum_to_shape(c, shape: tuple[int, ...]):
+    return c if lnp._shape(c) == shape else lnp.reshape(lnp.sum(c), shape)
+
+
+def _vjp_max_min(c, x, y, out, is_max: bool):
+    cmp = lnp.greater if is_max else lnp.less
+    # ties split the cotangent evenly, as JAX does
+    wx = lnp.where(cmp(x, y), 1.0, lnp.where(lnp.equal(x, y), 0.5, 0.0))
+    wy = 1.0 - wx
+    return c * wx, c * wy
+
+
+def _reduce_back(c, n: Node, x):
+    axes = n.attr("axes")
+    keep = tuple(1 if i in axes else d for i, d in enumerate(lnp._shape(x)))
+    return lnp.broadcast_to(lnp.reshape(c, keep), lnp._shape(x))
+
+
+def _dot_vjp(c, n: Node, x, y):
+    (lc, rc), (lb, rb) = n.attr("contracting"), n.attr("batch")
+    letters = iter("abcdefghijklmnopqrstuvwxyz")
+    ls = [""] * len(lnp._shape(x))
+    rs = [""] * len(lnp._shape(y))
+    for a, b in zip(lb, rb):
+        ls[a] = rs[b] = next(letters)
+    for a, b in zip(lc, rc):
+        ls[a] = rs[b] = next(letters)
+    for i in range(len(ls)):
+        ls[i] = ls[i] or next(letters)
+    for i in range(len(rs)):
+        rs[i] = rs[i] or next(letters)
+    out = "".join([ls[i] for i in lb] + [ls[i] for i in range(len(ls)) if i not in lc + lb]
+                  + [rs[i] for i in range(len(rs)) if i not in rc + rb])
+    L, R = "".join(ls), "".join(rs)
+    return lnp.einsum(f"{out},{R}->{L}", c, y), lnp.einsum(f"{L},{out}->{R}", x, c)
+
+
+def _broadcast_vjp(c, n: Node, x):
+    shape = n.attr("shape")
+    dims = n.attr("broadcast_dimensions")
+    xs = lnp._shape(x)
+    sum_axes = [d for d in range(len(shape)) if d not in dims]
+    sum_axes += [d for i, d in enumerate(dims) if xs[i] == 1 and shape[d] != 1]
+    if sum_axes:
+        c = lnp.sum(c, axis=tuple(sorted(sum_axes)), keepdims=True)
+    return lnp.reshape(c, xs)
+
+
+def _slice_vjp(c, n: Node, x):
+    start, limit, strides = n.attr("start_indices"), n.attr("limit_indices"), n.attr("strides")
+    if any(s != 1 for s in strides):
+        raise NotImplementedError("grad of a strided slice is not supported by labsim")
+    xs = lnp._shape(x)
+    for d in range(len(xs)):
+        cs = list(lnp._shape(c))
+        parts = []
+        if start[d] > 0:
+            parts.append(lnp.zeros(tuple(cs[:d] + [start[d]] + cs[d + 1:]), lnp._dtype(c)))
+        parts.append(c)
+        if xs[d] - limit[d] > 0:
+            parts.append(lnp.zeros(tuple(cs[:d] + [xs[d] - limit[d]] + cs[d + 1:]), lnp._dtype(c)))
+        if len(parts) > 1:
+            c = lnp.concatenate(parts, axis=d)
+    return c
+
+
+def _concat_vjp(c, n: Node, *xs):
+    d = n.attr("dimension")
+    outs, off = [], 0
+    for x in xs:
+        size = lnp._shape(x)[d]
+        idx = [slice(None)] * len(lnp._shape(c))
+        idx[d] = slice(off, off + size)
+        outs.append(lnp._getitem(c, tuple(idx)))
+        off += size
+    return tuple(outs)
+
+
+def _reduce_max_vjp(c, n: Node, x, out):
+    ob = _reduce_back(out, n, x)
+    mask = lnp.where(lnp.equal(x, ob), 1.0, 0.0)
+    count = _reduce_back(lnp.sum(mask, axis=n.attr("axes")), n, x)
+    return (_reduce_back(c, n, x) * mask / count,)
+
+
+def _integer_pow_vjp(c, y: int, x):
+    if y == 0:
+        return c * 0.0
+    if y == 1:
+        return c
+    return c * (float(y) * (x if y == 2 else x ** (y - 1)))
+
+
+# op -> rule(cotangent, node, *operand values, out=value) -> tuple of operand cotangents (None: no grad)
+VJP: dict[str, Callable[..., tuple]] = {
+    "add": lambda c, n, x, y, out: (c, c),
+    "subtract": lambda c, n, x, y, out: (c, -c),
+    "multiply": lambda c, n, x, y, out: (c * y, c * x),
+    "divide": lambda c, n, x, y, out: (c / y, -c * out / y),
+    "maximum": lambda c, n, x, y, out: _vjp_max_min(c, x, y, out, True),
+    "minimum": lambda c, n, x, y, out: _vjp_max_min(c, x, y, out, False),
+    "negate": lambda c, n, x, out: (-c,),
+    "abs": lambda c, n, x, out: (lnp.where(lnp.greater_equal(x, 0.0), c, -c),),
+    "exp": lambda c, n, x, out: (c * out,),
+    "log": lambda c, n, x, out: (c / x,),
+    "tanh": lambda c, n, x, out: (c * (1.0 - out * out),),
+    "sqrt": lambda c, n, x, out: (c * 0.5 / out,),
+    "rsqrt": lambda c, n, x, out: (c * -0.5 * out / x,),
+    "logistic": lambda c, n, x, out: (c * out * (1.0 - out),),
+    "erf": lambda c, n, x, out: (c * (2.0 / math.sqrt(math.pi)) * lnp.exp(-(x * x)),),
+    "integer_pow": lambda c, n, x, out: (_integer_pow_vjp(c, n.attr("y"), x),),
+    "power": lambda c, n, x, y, out: (c * y * lnp.power(x, y - 1.0), c * lnp.log(x) * out),
+    "compare": lambda c, n, x, y, out: (None, None),
+    "select": lambda c, n, p, a, b, out: (None, lnp.where(p, c, 0.0), lnp.where(p, 0.0, c)),
+    "convert": lambda c, n, x, out: (lnp.astype(c, lnp._dtype(x)) if is_float(lnp._dtype(x)) else None,),
+    "reduce_sum": lambda c, n, x, out: (_reduce_back(c, n, x),),
+    "reduce_max": lambda c, n, x, out: _reduce_max_vjp(c, n, x, out),
+    "reduce_min": lambda c, n, x, out: _reduce_max_vjp(c, n, x, out),
+    "dot": lambda c, n, x, y, out: _dot_vjp(c, n, x, y),
+    "reshape": lambda c, n, x, out: (lnp.reshape(c, lnp._shape(x)),),
+    "transpose": lambda c, n, x, out: (lnp.transpose(c, np.argsort(n.attr("permutation")).tolist()),),
+    "broadcast": lambda c, n, x, out: (_broadcast_vjp(c, n, x),),
+    "slice": lambda c, n, x, out: (_slice_vjp(c, n, x),),
+    "concatenate": lambda c, n, *xs_out: _concat_vjp(c, n, *xs_out[:-1]),
+}
+
+
+def _read(env, a):
+    if isinstance(a, Var):
+        return env[id(a)]
+    return np.asarray(a.value, dtype=numpy_dtype(a.aval.dtype))[()]
+
+
+def vjp_graph(g: Graph, args: Sequence[Any], out_cotangent: Any) -> tuple[Any, list]:
+    """Replay ``g`` (primitives only) on ``args``; return (output value, cotangent per input)."""
+    env: dict[int, Any] = {id(v): a for v, a in zip(g.inputs, args)}
+    for n in g.nodes:
+        env[id(n.out)] = bind(n.op, *[_read(env, a) for a in n.operands], **n.params)
+    out_atom = g.outputs[0]
+    out_val = _read(env, out_atom)
+    ct: dict[int, Any] = {}
+    if isinstance(out_atom, Var):
+        ct[id(out_atom)] = out_cotangent
+    for n in reversed(g.nodes):
+        c = ct.pop(id(n.out), None)
+        if c is None:
+            continue
+        rule = VJP.get(n.op)
+        if rule is None:
+            raise NotImplementedError(f"grad: no VJP rule for op {n.op!r}")
+        vals = [_read(env, a) for a in n.operands]
+        cts = rule(c, n, *vals, env[id(n.out)])
+        for a, ca in zip(n.operands, cts):
+            if isinstance(a, Var) and ca is not None:
+                ca = _sum_to_shape(ca, a.aval.shape) if lnp._shape(ca) != a.aval.shape else ca
+                ct[id(a)] = ct[id(a)] + ca if id(a) in ct else ca
+    grads = []
+    for v in g.inputs:
+        gv = ct.get(id(v))
+        if gv is None:
+            gv = lnp.zeros_like(_read(env, v)) if isinstance(_read(env, v), Tracer) else np.zeros(v.aval.shape, numpy_dtype(v.aval.dtype))
+        grads.append(gv)
+    return out_val, grads
+
+
+def _avals(args: Sequence[Any], fname: str) -> list[ShapeDtype]:
+    out = []
+    for i, a in enumerate(args):
+        if isinstance(a, (int, float)) and not isinstance(a, bool):
+            a = np.asarray(a, dtype=np.float32)
+        if not hasattr(a, "shape"):
+            raise TraceError(f"grad({fname}): argument {i} is {type(a).__name__}, not an array")
+        out.append(ShapeDtype(tuple(a.shape), a.dtype))
+    return out
+
+
+def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
+    """Like ``jax.value_and_grad``: returns ``(f(*args), df/d args[argnums])``; ``f`` must return a scalar."""
+    fname = getattr(f, "__name__", "f")
+
+    def vg(*args):
+        args = [np.asarray(a, dtype=np.float32) if isinstance(a, (int, float)) and not isinstance(a, bool) else a
+                for a in args]
+        g = decompose(trace(f, *_avals(args, fname)))
+        if len(g.outputs) != 1 or g.outputs[0].aval.shape != ():
+            raise TypeError(f"grad({fname}) needs a function with one scalar output; it returned "
+                            f"{', '.join(a.short() for a in g.out_avals)}")
+        if not is_float(g.outputs[0].aval.dtype):
+            raise TypeError(f"grad({fname}): the output dtype {g.outputs[0].aval.dtype} is not a float")
+        one = np.asarray(1.0, dtype=numpy_dtype(g.outputs[0].aval.dtype))
+        value, grads = vjp_graph(g, args, one)
+        if isinstance(argnums, int):
+            return value, grads[argnums]
+        return value, tuple(grads[i] for i in argnums)
+
+    vg.__name__ = f"value_and_grad_{fname}"
+    return vg
+
+
+def grad(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
+    """A traceable function computing the gradient of scalar-valued ``f`` w.r.t. ``args[argnums]``."""
+    vg = value_and_grad(f, argnums)
+
+    def gf(*args):
+        return vg(*args)[1]
+
+    gf.__name__ = f"grad_{getattr(f, '__name__', 'f')}"
+    return gf
+
+
+def vjp(f: Callable, *args) -> tuple[Any, Callable]:
+    """``(f(*args), pullback)`` where ``pullback(cotangent)`` returns one cotangent per argument."""
+    g = decompose(trace(f, *_avals(args, getattr(f, "__name__", "f"))))
+
+    def pullback(ct):
+        return tuple(vjp_graph(g, args, ct)[1])
+
+    return vjp_graph(g, args, np.zeros(g.outputs[0].aval.shape, numpy_dtype(g.outputs[0].aval.dtype)))[0], pullback

@@ -1,0 +1,123 @@
+"""The roofline cost model: a lower bound on each kernel's time on a chip.
+
+Introduced in "The journey of one matrix product" (step 10) and developed in "Processors and the
+roofline". For a kernel with F FLOPs moving B bytes of device memory on a chip with peak rate P (of the
+unit that runs it) and memory bandwidth W:
+
+    compute time = F / P,    memory time = B / W,    time >= max(compute time, memory time)
+
+The larger term names the bound (compute-bound or memory-bound). Arithmetic intensity I = F / B; the
+kernel is compute-bound when I exceeds the chip's ridge point P / W.
+
+Assumptions (a roofline is a *lower bound*; it leaves these out): perfect overlap of compute and memory
+inside a kernel; peak rates reached (no tile quantisation, no occupancy or latency limits, no caches
+beyond counting each input once); launch overhead counted separately, per kernel, from the chip preset.
+Contractions run on the matrix unit when the chip lists a matrix rate for their dtype, else on the
+vector unit; everything else runs on the vector unit at the float32 rate unless the chip lists one for
+the dtype. Each transcendental is charged as one vector-unit operation.
+"""
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+
+from .hardware import Chip, Unit, get
+from .program import Kernel, KernelKind, Program
+
+
+class Bound(enum.Enum):
+    COMPUTE = "compute"
+    MEMORY = "memory"
+
+
+def unit_for(kernel: Kernel, chip: Chip) -> tuple[Unit, str]:
+    """Which unit runs ``kernel`` on ``chip``, and the dtype whose rate applies."""
+    if kernel.kind is KernelKind.CONTRACTION and kernel.dtype in chip.matrix_flops:
+        return Unit.MATRIX, kernel.dtype
+    if kernel.dtype in chip.vector_flops:
+        return Unit.VECTOR, kernel.dtype
+    return Unit.VECTOR, "float32"
+
+
+@dataclass(frozen=True)
+class KernelCost:
+    kernel: str
+    unit: Unit
+    dtype: str
+    flops: int
+    transcendentals: int
+    bytes: int
+    peak_flops: float
+    bandwidth: float
+    compute_time: float
+    memory_time: float
+
+    @property
+    def time(self) -> float:
+        return max(self.compute_time, self.memory_time)
+
+    @property
+    def bound(self) -> Bound:
+        return Bound.COMPUTE if self.compute_time >= self.memory_time else Bound.MEMORY
+
+    @property
+    def intensity(self) -> float:
+        return self.flops / self.bytes if self.bytes else math.inf
+
+    @property
+    def achieved_flops(self) -> float:
+        """FLOP/s if the kernel took exactly its roofline time."""
+        return self.flops / self.time if self.time else 0.0
+
+
+def kernel_cost(kernel: Kernel, chip: Chip | str) -> KernelCost:
+    chip = get(chip)
+    unit, dtype = unit_for(kernel, chip)
+    peak = chip.peak_flops(dtype, unit)
+    vec = chip.vector_flops.get("float32") or peak
+    compute = kernel.flops / peak + kernel.transcendentals / vec
+    return KernelCost(kernel=kernel.name, unit=unit, dtype=dtype, flops=kernel.flops,
+                      transcendentals=kernel.transcendentals, bytes=kernel.bytes, peak_flops=peak,
+                      bandwidth=chip.hbm_bandwidth, compute_time=compute,
+                      memory_time=kernel.bytes / chip.hbm_bandwidth)
+
+
+@dataclass(frozen=True)
+class ProgramCost:
+    chip: Chip
+    kernels: tuple[KernelCost, ...]
+    launch_overhead: float  # per kernel
+
+    @property
+    def kernel_time(self) -> float:
+        return sum(k.time for k in self.kernels)
+
+    @property
+    def overhead_time(self) -> float:
+        return self.launch_overhead * len(self.kernels)
+
+    @property
+    def time(self) -> float:
+        """Kernels back to back, each paying the launch overhead (no overlap between launches)."""
+        return self.kernel_time + self.overhead_time
+
+    @property
+    def flops(self) -> int:
+        return sum(k.flops for k in self.kernels)
+
+    @property
+    def bytes(self) -> int:
+        return sum(k.bytes for k in self.kernels)
+
+    def table(self) -> list[dict]:
+        return [{"kernel": k.kernel, "unit": k.unit.value, "dtype": k.dtype, "FLOPs": k.flops, "bytes": k.bytes,
+                 "intensity (FLOP/B)": k.intensity, "compute µs": k.compute_time * 1e6,
+                 "memory µs": k.memory_time * 1e6, "bound": k.bound.value} for k in self.kernels]
+
+
+def estimate(prog: Program, chip: Chip | str, *, launch_overhead: bool = True) -> ProgramCost:
+    """Roofline cost of every kernel of ``prog`` on ``chip`` (plus launch overhead per kernel)."""
+    chip = get(chip)
+    return ProgramCost(chip=chip, kernels=tuple(kernel_cost(k, chip) for k in prog.kernels),
+                       launch_overhead=chip.launch_overhead if launch_overhead else 0.0)

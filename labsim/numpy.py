@@ -1,0 +1,550 @@
+"""``labsim.numpy`` (``lnp``): a traceable NumPy-like front end that mirrors ``jax.numpy``.
+
+Introduced in "The journey of one matrix product". A function written for ``jnp`` runs with ``lnp``
+swapped in, for the ops listed in ``__all__``: under :func:`labsim.trace` every call records IR nodes;
+on NumPy arrays it computes eagerly. Broadcasting and dtype promotion follow ``jax.numpy``: NumPy-style
+broadcasting becomes explicit ``broadcast`` nodes, a Python scalar is a weakly-typed literal that takes
+the array's dtype, and mixing two array dtypes inserts a ``convert``.
+"""
+from __future__ import annotations
+
+import builtins
+import numbers
+from typing import Any, Sequence
+
+import numpy as _np
+
+from . import ops as _ops
+from .dtypes import canonical_dtype, is_float, result_dtype
+from .ir import ShapeDtype, ShapeError, TraceError
+from .trace import Tracer, bind, is_arraylike
+
+ndarray = _np.ndarray
+float32, float16, float64, int32, int8 = "float32", "float16", "float64", "int32", "int8"
+bfloat16, bool_ = "bfloat16", "bool"
+pi, e, inf, nan = _np.pi, _np.e, _np.inf, _np.nan
+newaxis = None
+
+
+# ----------------------------------------------------------------------------------------------
+# small helpers
+def _shape(x) -> tuple[int, ...]:
+    if isinstance(x, (Tracer, _np.ndarray, _np.generic)):
+        return tuple(x.shape)
+    if isinstance(x, numbers.Number):
+        return ()
+    raise TraceError(f"expected an array or a number, got {type(x).__name__} {x!r:.40}")
+
+
+def _dtype(x) -> str | None:
+    """Dtype of an array; None for a Python scalar (weakly typed)."""
+    if isinstance(x, Tracer):
+        return x.dtype
+    if isinstance(x, (_np.ndarray, _np.generic)):
+        return canonical_dtype(x.dtype)
+    return None
+
+
+def _check(op: str, *xs) -> None:
+    for x in xs:
+        if not is_arraylike(x):
+            if isinstance(x, (list, tuple)):
+                raise TraceError(f"{op}: got a Python {type(x).__name__}; wrap it with lnp.asarray(...) first")
+            raise TraceError(f"{op}: cannot use {type(x).__name__} {x!r:.40} as an array")
+
+
+def _norm_axis(axis: int, ndim: int, op: str) -> int:
+    a = int(axis)
+    if not -ndim <= a < builtins.max(ndim, 1):
+        raise ShapeError(f"{op}: axis {axis} is out of range for an array of rank {ndim}")
+    return a % builtins.max(ndim, 1)
+
+
+def _norm_axes(axis, ndim: int, op: str) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        return tuple(sorted(_norm_axis(a, ndim, op) for a in axis))
+    return (_norm_axis(axis, ndim, op),)
+
+
+def asarray(x, dtype=None):
+    """An array from a list, scalar, NumPy array or traced value (constants become IR constants)."""
+    if isinstance(x, Tracer):
+        return x if dtype is None else astype(x, dtype)
+    arr = _np.asarray(x)
+    if dtype is not None:
+        arr = arr.astype(_np.dtype("float32") if canonical_dtype(dtype) == "bfloat16" else canonical_dtype(dtype))
+    elif arr.dtype == _np.float64:
+        arr = arr.astype(_np.float32)  # JAX's default (x64 off)
+    elif arr.dtype == _np.int64:
+        arr = arr.astype(_np.int32)
+    return arr
+
+
+array = asarray
+
+
+def astype(x, dtype):
+    dt = canonical_dtype(dtype)
+    if _dtype(x) == dt:
+        return x
+    return bind("convert", x, new_dtype=dt)
+
+
+def _promote(op: str, *xs):
+    """Convert array operands to a common dtype; scalars stay weak literals."""
+    dts = [d for d in (_dtype(x) for x in xs) if d is not None]
+    if not dts:
+        return xs
+    target = result_dtype(*dts)
+    if any(isinstance(x, float) for x in xs) and not is_float(target):
+        target = "float32"
+    return tuple(astype(x, target) if _dtype(x) not in (None, target) else x for x in xs)
+
+
+def broadcast_to(x, shape: Sequence[int]):
+    _check("broadcast_to", x)
+    shape = tuple(int(d) for d in shape)
+    xs = _shape(x)
+    if xs == shape:
+        return x
+    if len(xs) > len(shape) or any(a not in (1, b) for a, b in zip(xs[::-1], shape[::-1])):
+        raise ShapeError(f"broadcast_to: cannot broadcast shape {xs} to {shape}")
+    if not isinstance(x, (Tracer, _np.ndarray)):
+        x = asarray(x)
+    dims = tuple(range(len(shape) - len(xs), len(shape)))
+    return bind("broadcast", x, shape=shape, broadcast_dimensions=dims)
+
+
+def _binary(op: str, x, y, **params):
+    _check(op, x, y)
+    x, y = _promote(op, x, y)
+    sx, sy = _shape(x), _shape(y)
+    if sx != sy and sx != () and sy != ():
+        try:
+            shape = _np.broadcast_shapes(sx, sy)
+        except ValueError:
+            raise ShapeError(f"{op}: shapes {sx} and {sy} cannot be broadcast together") from None
+        x, y = broadcast_to(x, shape), broadcast_to(y, shape)
+    elif sx == () and sy == () and not isinstance(x, Tracer) and not isinstance(y, Tracer):
+        x = asarray(x)
+    return bind(op, x, y, **params)
+
+
+def add(x, y): return _binary("add", x, y)
+def subtract(x, y): return _binary("subtract", x, y)
+def multiply(x, y): return _binary("multiply", x, y)
+def maximum(x, y): return _binary("maximum", x, y)
+def minimum(x, y): return _binary("minimum", x, y)
+
+
+def divide(x, y):
+    """True division; integer operands are promoted to float32 first (as in ``jnp.divide``)."""
+    if _dtype(x) is not None and not is_float(_dtype(x)):
+        x = astype(x, "float32")
+    if _dtype(y) is not None and not is_float(_dtype(y)):
+        y = astype(y, "float32")
+    return _binary("divide", x, y)
+
+
+true_divide = divide
+
+
+def floor_divide(x, y):
+    if (_dtype(x) and is_float(_dtype(x))) or (_dtype(y) and is_float(_dtype(y))):
+        raise TraceError("floor_divide: labsim supports // on integer arrays only")
+    return _binary("divide", x, y)
+
+
+def power(x, y):
+    if isinstance(y, numbers.Integral) and not isinstance(y, bool):
+        _check("power", x)
+        return bind("integer_pow", x, y=int(y))
+    return _binary("power", x, y)
+
+
+def equal(x, y): return _binary("compare", x, y, direction="eq")
+def not_equal(x, y): return _binary("compare", x, y, direction="ne")
+def less(x, y): return _binary("compare", x, y, direction="lt")
+def less_equal(x, y): return _binary("compare", x, y, direction="le")
+def greater(x, y): return _binary("compare", x, y, direction="gt")
+def greater_equal(x, y): return _binary("compare", x, y, direction="ge")
+
+
+def where(condition, x, y):
+    """``select``: elementwise ``x`` where ``condition`` holds, else ``y`` (all three broadcast)."""
+    _check("where", condition, x, y)
+    if _dtype(condition) != "bool":
+        condition = not_equal(condition, 0)
+    x, y = _promote("where", x, y)
+    shape = _np.broadcast_shapes(*(s for s in (_shape(condition), _shape(x), _shape(y))))
+    args = []
+    for a in (condition, x, y):
+        if _shape(a) != shape and _shape(a) != ():
+            a = broadcast_to(a, shape)
+        args.append(a)
+    if all(not isinstance(a, Tracer) for a in args):
+        args = [asarray(a) for a in args]
+    return bind("select", *args)
+
+
+def _unary(op: str, x):
+    _check(op, x)
+    if _dtype(x) is None:
+        x = asarray(x)
+    if op not in ("negate", "abs") and not is_float(_dtype(x)):
+        x = astype(x, "float32")
+    return bind(op, x)
+
+
+def negative(x): return _unary("negate", x)
+def abs(x): return _unary("abs", x)  # noqa: A001 (mirrors jnp.abs)
+def exp(x): return _unary("exp", x)
+def log(x): return _unary("log", x)
+def tanh(x): return _unary("tanh", x)
+def sqrt(x): return _unary("sqrt", x)
+def rsqrt(x): return _unary("rsqrt", x)
+def erf(x): return _unary("erf", x)
+
+
+absolute = abs
+
+
+def square(x): return bind("integer_pow", x, y=2)
+
+
+# ----------------------------------------------------------------------------------------------
+# reductions
+def _reduce(op: str, x, axis, keepdims: bool):
+    _check(op, x)
+    if _dtype(x) is None:
+        x = asarray(x)
+    axes = _norm_axes(axis, len(_shape(x)), op)
+    out = bind(op, x, axes=axes)
+    if keepdims:
+        out = reshape(out, tuple(1 if i in axes else d for i, d in enumerate(_shape(x))))
+    return out
+
+
+def sum(x, axis=None, keepdims: bool = False):  # noqa: A001
+    return _reduce("reduce_sum", x, axis, keepdims)
+
+
+def max(x, axis=None, keepdims: bool = False):  # noqa: A001
+    return _reduce("reduce_max", x, axis, keepdims)
+
+
+def min(x, axis=None, keepdims: bool = False):  # noqa: A001
+    return _reduce("reduce_min", x, axis, keepdims)
+
+
+amax, amin = max, min
+
+
+def _mean_shape(avals, p):
+    (x,) = avals
+    axes = p["axes"]
+    return ShapeDtype(tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype)
+
+
+def _mean_decompose(x, axes):
+    n = int(_np.prod([x.shape[a] for a in axes], dtype=_np.int64)) if axes else 1
+    return divide(bind("reduce_sum", x, axes=tuple(axes)), float(n))
+
+
+_ops.register_composite(
+    "mean", _mean_shape, impl=lambda x, axes: _np.mean(x, axis=tuple(axes)), decompose=_mean_decompose,
+    attr_format=lambda p: f", dimensions={{{','.join(map(str, p['axes']))}}}",
+    doc="Mean over axes; decomposes into reduce_sum then a divide by the element count.",
+)
+
+
+def mean(x, axis=None, keepdims: bool = False):
+    _check("mean", x)
+    if _dtype(x) is None or not is_float(_dtype(x)):
+        x = astype(asarray(x) if _dtype(x) is None else x, "float32")
+    axes = _norm_axes(axis, len(_shape(x)), "mean")
+    out = bind("mean", x, axes=axes)
+    if keepdims:
+        out = reshape(out, tuple(1 if i in axes else d for i, d in enumerate(_shape(x))))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# shape manipulation
+def reshape(x, newshape, order: str = "C"):
+    _check("reshape", x)
+    if order != "C":
+        raise ValueError("reshape: only order='C' is supported")
+    if isinstance(newshape, numbers.Integral):
+        newshape = (newshape,)
+    newshape = [int(d) for d in newshape]
+    size = int(_np.prod(_shape(x), dtype=_np.int64))
+    if newshape.count(-1) > 1:
+        raise ShapeError(f"reshape: only one -1 allowed in {tuple(newshape)}")
+    if -1 in newshape:
+        known = int(_np.prod([d for d in newshape if d != -1], dtype=_np.int64))
+        if known == 0 or size % known:
+            raise ShapeError(f"reshape: cannot reshape {_shape(x)} ({size} elements) into {tuple(newshape)}")
+        newshape[newshape.index(-1)] = size // known
+    if tuple(newshape) == _shape(x):
+        return x
+    return bind("reshape", x if _dtype(x) else asarray(x), new_sizes=tuple(newshape))
+
+
+def transpose(x, axes=None):
+    _check("transpose", x)
+    nd = len(_shape(x))
+    perm = tuple(range(nd))[::-1] if axes is None else tuple(_norm_axis(a, nd, "transpose") for a in axes)
+    if perm == tuple(range(nd)):
+        return x
+    return bind("transpose", x, permutation=perm)
+
+
+def swapaxes(x, axis1: int, axis2: int):
+    nd = len(_shape(x))
+    perm = list(range(nd))
+    a, b = _norm_axis(axis1, nd, "swapaxes"), _norm_axis(axis2, nd, "swapaxes")
+    perm[a], perm[b] = perm[b], perm[a]
+    return transpose(x, perm)
+
+
+def expand_dims(x, axis: int):
+    s = list(_shape(x))
+    a = _norm_axis(axis, len(s) + 1, "expand_dims")
+    s.insert(a, 1)
+    return reshape(x, s)
+
+
+def squeeze(x, axis=None):
+    s = _shape(x)
+    axes = [i for i, d in enumerate(s) if d == 1] if axis is None else list(_norm_axes(axis, len(s), "squeeze"))
+    for a in axes:
+        if s[a] != 1:
+            raise ShapeError(f"squeeze: axis {a} of shape {s} has size {s[a]}, not 1")
+    return reshape(x, [d for i, d in enumerate(s) if i not in axes])
+
+
+def concatenate(arrays: Sequence[Any], axis: int = 0):
+    arrays = list(arrays)
+    if not arrays:
+        raise ShapeError("concatenate: needs at least one array")
+    _check("concatenate", *arrays)
+    arrays = list(_promote("concatenate", *arrays))
+    nd = len(_shape(arrays[0]))
+    return bind("concatenate", *arrays, dimension=_norm_axis(axis, nd, "concatenate"))
+
+
+def _getitem(x, idx):
+    """Basic indexing: integers, slices with positive steps, None and Ellipsis."""
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    shape = _shape(x)
+    if builtins.sum(1 for i in idx if i is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis")
+    n_real = builtins.sum(1 for i in idx if i is not None and i is not Ellipsis)
+    if n_real > len(shape):
+        raise IndexError(f"too many indices ({n_real}) for an array of shape {shape}")
+    if Ellipsis in idx:
+        k = idx.index(Ellipsis)
+        idx = idx[:k] + (slice(None),) * (len(shape) - n_real) + idx[k + 1:]
+    idx = idx + (slice(None),) * (len(shape) - builtins.sum(1 for i in idx if i is not None))
+    start, limit, strides, final_shape = [], [], [], []
+    dim = 0
+    for i in idx:
+        if i is None:
+            final_shape.append(1)
+            continue
+        n = shape[dim]
+        if isinstance(i, slice):
+            s, e, st = i.indices(n)
+            if st < 1:
+                raise IndexError("labsim supports only positive slice steps")
+            e = builtins.max(e, s)
+            start.append(s), limit.append(e), strides.append(st)
+            final_shape.append(builtins.max(0, -(-(e - s) // st)))
+        elif isinstance(i, numbers.Integral):
+            j = int(i)
+            if not -n <= j < n:
+                raise IndexError(f"index {j} is out of bounds for axis {dim} with size {n}")
+            j %= n
+            start.append(j), limit.append(j + 1), strides.append(1)
+        elif isinstance(i, Tracer):
+            i._concrete("an index (labsim has no gather)")
+        else:
+            raise IndexError(f"unsupported index {i!r}; labsim supports ints, slices, None and ...")
+        dim += 1
+    out = x
+    if (tuple(start), tuple(limit), tuple(strides)) != ((0,) * len(shape), shape, (1,) * len(shape)):
+        out = bind("slice", x, start_indices=tuple(start), limit_indices=tuple(limit), strides=tuple(strides))
+    return reshape(out, final_shape)
+
+
+# ----------------------------------------------------------------------------------------------
+# contractions
+def _dot_general(x, y, contracting, batch=((), ())):
+    x, y = _promote("dot", x, y)
+    return bind("dot", x, y, contracting=contracting, batch=batch)
+
+
+def dot(a, b):
+    """``jnp.dot``: contracts the last axis of ``a`` with the second-to-last of ``b`` (or its only axis)."""
+    _check("dot", a, b)
+    sa, sb = _shape(a), _shape(b)
+    if sa == () or sb == ():
+        return multiply(a, b)
+    cb = 0 if len(sb) == 1 else len(sb) - 2
+    if sa[-1] != sb[cb]:
+        raise ShapeError(f"dot: shapes {sa} and {sb} are not aligned: {sa[-1]} (dim {len(sa) - 1}) != {sb[cb]} (dim {cb})")
+    return _dot_general(a, b, ((len(sa) - 1,), (cb,)))
+
+
+def matmul(a, b):
+    """``jnp.matmul`` / ``@``: batched matrix product with NumPy's batch broadcasting."""
+    _check("matmul", a, b)
+    sa, sb = _shape(a), _shape(b)
+    if sa == () or sb == ():
+        raise ShapeError(f"matmul: operands must not be scalars, got shapes {sa} and {sb}")
+    ka = sa[-1]
+    kb = sb[0] if len(sb) == 1 else sb[-2]
+    if ka != kb:
+        raise ShapeError(f"matmul: shapes {sa} and {sb} do not match in the contracted dimension ({ka} != {kb})")
+    if len(sa) <= 2 and len(sb) <= 2 or len(sb) <= 2:
+        return _dot_general(a, b, ((len(sa) - 1,), (0 if len(sb) == 1 else len(sb) - 2,)))
+    # both have batch dims (or b has and a is a matrix): broadcast batch dims, then a batched dot
+    ba, bb = sa[:-2], sb[:-2]
+    try:
+        bshape = _np.broadcast_shapes(ba, bb)
+    except ValueError:
+        raise ShapeError(f"matmul: batch shapes {ba} and {bb} cannot be broadcast ({sa} @ {sb})") from None
+    if len(sa) == 1:
+        a = reshape(a, (1, sa[0]))
+        sa = (1, sa[0])
+    a = broadcast_to(a, bshape + sa[-2:])
+    b = broadcast_to(b, bshape + sb[-2:])
+    nb = len(bshape)
+    out = _dot_general(a, b, ((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))))
+    if len(_shape(a)) - nb == 1:
+        out = squeeze(out, nb)
+    return out
+
+
+def einsum(subscripts: str, *operands):
+    """Two-operand (or one-operand) ``einsum`` lowered to one ``dot`` plus a transpose, as XLA does."""
+    if "..." in subscripts:
+        raise ValueError("einsum: '...' is not supported by labsim")
+    if "->" not in subscripts:
+        raise ValueError("einsum: labsim needs an explicit output, e.g. 'bf,fd->bd'")
+    ins, out = subscripts.replace(" ", "").split("->")
+    specs = ins.split(",")
+    if len(specs) != len(operands) or len(specs) not in (1, 2):
+        raise ValueError(f"einsum: {subscripts!r} names {len(specs)} operand(s) but {len(operands)} were given "
+                         "(labsim supports one or two)")
+    _check("einsum", *operands)
+    for s, x in zip(specs, operands):
+        if len(s) != len(_shape(x)):
+            raise ShapeError(f"einsum: operand spec {s!r} has {len(s)} letters but the operand has shape {_shape(x)}")
+        if len(set(s)) != len(s):
+            raise ValueError(f"einsum: repeated index in {s!r} (diagonals) is not supported")
+    sizes: dict[str, int] = {}
+    for s, x in zip(specs, operands):
+        for ch, d in zip(s, _shape(x)):
+            if sizes.setdefault(ch, d) != d:
+                raise ShapeError(f"einsum: index {ch!r} has size {sizes[ch]} in one operand and {d} in another "
+                                 f"({subscripts!r}, shapes {', '.join(str(_shape(o)) for o in operands)})")
+    for ch in out:
+        if ch not in sizes:
+            raise ValueError(f"einsum: output index {ch!r} appears in no operand")
+
+    def presum(x, s, keep: str):
+        drop = [i for i, ch in enumerate(s) if ch not in keep]
+        if drop:
+            x = sum(x, axis=tuple(drop))
+            s = "".join(ch for ch in s if ch in keep)
+        return x, s
+
+    if len(operands) == 1:
+        x, s = presum(operands[0], specs[0], out)
+        return transpose(x, [s.index(ch) for ch in out])
+    (a, sa), (b, sb) = (operands[0], specs[0]), (operands[1], specs[1])
+    a, sa = presum(a, sa, sb + out)
+    b, sb = presum(b, sb, sa + out)
+    batch = [ch for ch in sa if ch in sb and ch in out]
+    contract = [ch for ch in sa if ch in sb and ch not in out]
+    res = _dot_general(a, b, (tuple(sa.index(c) for c in contract), tuple(sb.index(c) for c in contract)),
+                       (tuple(sa.index(c) for c in batch), tuple(sb.index(c) for c in batch)))
+    got = "".join(batch) + "".join(ch for ch in sa if ch not in sb) + "".join(ch for ch in sb if ch not in sa)
+    return transpose(res, [got.index(ch) for ch in out])
+
+
+def outer(a, b):
+    return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
+
+
+# ----------------------------------------------------------------------------------------------
+# array creation (constants in the graph)
+def zeros(shape, dtype="float32"):
+    return asarray(_np.zeros(shape), dtype)
+
+
+def ones(shape, dtype="float32"):
+    return asarray(_np.ones(shape), dtype)
+
+
+def full(shape, fill_value, dtype="float32"):
+    return asarray(_np.full(shape, fill_value), dtype)
+
+
+def zeros_like(x, dtype=None):
+    return broadcast_to(asarray(0, dtype or _dtype(x)), _shape(x))
+
+
+def ones_like(x, dtype=None):
+    return broadcast_to(asarray(1, dtype or _dtype(x)), _shape(x))
+
+
+def arange(start, stop=None, step=1, dtype=None):
+    """``jnp.arange``: a constant array. (XLA builds it from an ``iota`` op; labsim folds it at once.)"""
+    arr = _np.arange(start, stop, step) if stop is not None else _np.arange(start)
+    return asarray(arr, dtype)
+
+
+# ----------------------------------------------------------------------------------------------
+# operators on Tracer
+def _rev(f):
+    return lambda self, other: f(other, self)
+
+
+_OPERATORS = {
+    "__add__": add, "__radd__": _rev(add), "__sub__": subtract, "__rsub__": _rev(subtract),
+    "__mul__": multiply, "__rmul__": _rev(multiply), "__truediv__": divide, "__rtruediv__": _rev(divide),
+    "__floordiv__": floor_divide, "__rfloordiv__": _rev(floor_divide),
+    "__pow__": power, "__rpow__": _rev(power), "__matmul__": matmul, "__rmatmul__": _rev(matmul),
+    "__lt__": less, "__le__": less_equal, "__gt__": greater, "__ge__": greater_equal,
+    "__eq__": equal, "__ne__": not_equal,
+    "__neg__": negative, "__pos__": lambda x: x, "__abs__": abs, "__getitem__": _getitem,
+}
+for _k, _f in _OPERATORS.items():
+    setattr(Tracer, _k, _f)
+Tracer.__hash__ = lambda self: id(self)
+Tracer.T = property(lambda self: transpose(self))
+Tracer.reshape = lambda self, *shape: reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
+Tracer.transpose = lambda self, *axes: transpose(self, axes or None)
+Tracer.sum = lambda self, axis=None, keepdims=False: sum(self, axis, keepdims)
+Tracer.max = lambda self, axis=None, keepdims=False: max(self, axis, keepdims)
+Tracer.min = lambda self, axis=None, keepdims=False: min(self, axis, keepdims)
+Tracer.mean = lambda self, axis=None, keepdims=False: mean(self, axis, keepdims)
+Tracer.astype = lambda self, dtype: astype(self, dtype)
+Tracer.dot = lambda self, other: dot(self, other)
+
+__all__ = [
+    "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "power", "maximum", "minimum",
+    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "where",
+    "negative", "abs", "absolute", "exp", "log", "tanh", "sqrt", "rsqrt", "erf", "square",
+    "sum", "max", "min", "amax", "amin", "mean",
+    "dot", "matmul", "einsum", "outer",
+    "reshape", "transpose", "swapaxes", "expand_dims", "squeeze", "broadcast_to", "concatenate",
+    "asarray", "array", "astype", "zeros", "ones", "full", "zeros_like", "ones_like", "arange",
+    "float32", "float16", "float64", "bfloat16", "int32", "int8", "bool_", "pi", "e", "inf", "nan", "newaxis",
+]

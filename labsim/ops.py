@@ -1,0 +1,527 @@
+"""The op registry: every fact about an op lives in one :class:`OpDef` row.
+
+Introduced in "The journey of one matrix product". Each op states its kind, its shape rule, a NumPy
+reference implementation, its FLOP and transcendental counts, and how it prints in HLO-like text.
+Fusion legality, byte counts, lowering and the cost model read these facts; nothing else special-cases op
+names. A missing rule raises an error that names the op.
+
+FLOP conventions follow XLA's ``HloCostAnalysis`` (checked against ``shared/refs/xla.json``):
+an elementwise op costs 1 FLOP per output element (comparisons and ``select`` included), except
+transcendental ops (exp, log, tanh, sqrt, rsqrt, erf, logistic, power), which count 0 FLOPs and 1
+*transcendental* per element; a reduction costs ``n_in - n_out``; a contraction costs 2 FLOPs per
+multiply-accumulate (``2·M·N·K``); data movement costs 0.
+"""
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from .dtypes import canonical_dtype, numpy_dtype, result_dtype
+from .ir import ShapeDtype, ShapeError
+
+
+class OpKind(enum.Enum):
+    ELEMENTWISE = "elementwise"
+    REDUCTION = "reduction"
+    CONTRACTION = "contraction"
+    DATA_MOVEMENT = "data movement"
+    CONSTANT = "constant"
+    COMPOSITE = "composite"  # decomposed into primitives by the compiler
+
+
+Avals = Sequence[ShapeDtype]
+
+
+@dataclass(frozen=True)
+class OpDef:
+    name: str
+    kind: OpKind
+    arity: int | None  # None: variadic
+    shape_rule: Callable[[Avals, Mapping[str, Any]], ShapeDtype]
+    impl: Callable[..., np.ndarray]
+    flops: Callable[[Avals, ShapeDtype, Mapping[str, Any]], int]
+    transcendentals: Callable[[Avals, ShapeDtype, Mapping[str, Any]], int]
+    hlo: str
+    attr_format: Callable[[Mapping[str, Any]], str] | None = None
+    commutative: bool = False
+    decompose: Callable[..., Any] | None = None  # for composites: f(*tracers, **params) -> tracer
+    doc: str = ""
+
+    def infer(self, avals: Avals, params: Mapping[str, Any]) -> ShapeDtype:
+        if self.arity is not None and len(avals) != self.arity:
+            raise TypeError(f"{self.name} takes {self.arity} operands, got {len(avals)}")
+        return self.shape_rule(avals, params)
+
+    def format_attrs(self, params: Mapping[str, Any]) -> str:
+        return self.attr_format(params) if self.attr_format else ""
+
+    def count_flops(self, avals: Avals, out: ShapeDtype, params: Mapping[str, Any]) -> int:
+        return int(self.flops(avals, out, params))
+
+    def count_transcendentals(self, avals: Avals, out: ShapeDtype, params: Mapping[str, Any]) -> int:
+        return int(self.transcendentals(avals, out, params))
+
+
+REGISTRY: dict[str, OpDef] = {}
+
+
+class UnknownOpError(KeyError):
+    pass
+
+
+def register(op: OpDef) -> OpDef:
+    if op.name in REGISTRY:
+        raise ValueError(f"op {op.name!r} is already registered")
+    REGISTRY[op.name] = op
+    return op
+
+
+def get(name: str) -> OpDef:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise UnknownOpError(f"no op named {name!r} in the registry; known ops: {sorted(REGISTRY)}") from None
+
+
+def is_kind(name: str, *kinds: OpKind) -> bool:
+    return get(name).kind in kinds
+
+
+# ----------------------------------------------------------------------------------------------
+# helpers
+def _zero(avals, out, params) -> int:
+    return 0
+
+
+def _per_elem(avals, out, params) -> int:
+    return out.size
+
+
+def _fmt_list(xs) -> str:
+    return "{" + ",".join(str(int(x)) for x in xs) + "}"
+
+
+def _elementwise_shape(name: str, avals: Avals, out_dtype: str | None = None) -> ShapeDtype:
+    shapes = [a.shape for a in avals if a.shape != ()]
+    shape = shapes[0] if shapes else ()
+    for s in shapes[1:]:
+        if s != shape:
+            desc = " and ".join(a.short() for a in avals)
+            raise ShapeError(
+                f"{name}: operand shapes {desc} differ; elementwise ops need equal shapes or scalars "
+                "(labsim.numpy broadcasts NumPy-style before it reaches the IR)"
+            )
+    return ShapeDtype(shape, out_dtype or result_dtype(*[a.dtype for a in avals]))
+
+
+def _np(x, dtype) -> np.ndarray:
+    return np.asarray(x, dtype=numpy_dtype(dtype))
+
+
+# ----------------------------------------------------------------------------------------------
+# elementwise ops
+_BINARY = {
+    # name: (numpy function, hlo name, commutative)
+    "add": (np.add, "add", True),
+    "subtract": (np.subtract, "subtract", False),
+    "multiply": (np.multiply, "multiply", True),
+    "divide": (None, "divide", False),
+    "maximum": (np.maximum, "maximum", True),
+    "minimum": (np.minimum, "minimum", True),
+}
+
+
+def _divide(x, y):
+    if np.issubdtype(np.result_type(x, y), np.integer):
+        return np.floor_divide(x, y)  # HLO integer divide; lnp maps // and / on ints here
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.true_divide(x, y)
+
+
+for _name, (_fn, _hlo, _comm) in _BINARY.items():
+    def _impl(x, y, _fn=_fn or _divide, _name=_name):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return _fn(x, y)
+
+    register(OpDef(
+        name=_name, kind=OpKind.ELEMENTWISE, arity=2,
+        shape_rule=lambda avals, p, _n=_name: _elementwise_shape(_n, avals),
+        impl=_impl, flops=_per_elem, transcendentals=_zero, hlo=_hlo, commutative=_comm,
+    ))
+
+_UNARY = {
+    # name: (numpy function, transcendental?)
+    "negate": (np.negative, False),
+    "abs": (np.abs, False),
+    "exp": (np.exp, True),
+    "log": (np.log, True),
+    "tanh": (np.tanh, True),
+    "sqrt": (np.sqrt, True),
+    "rsqrt": (lambda x: 1.0 / np.sqrt(x), True),
+    "logistic": (lambda x: 1.0 / (1.0 + np.exp(-x)), True),
+}
+_HLO_UNARY = {"exp": "exponential"}
+
+
+def _erf(x):
+    # Abramowitz-Stegun 7.1.26 is too coarse for tests; use math.erf elementwise (exact to 1 ulp).
+    return np.vectorize(math.erf, otypes=[np.float64])(x).astype(np.asarray(x).dtype)
+
+
+_UNARY["erf"] = (_erf, True)
+
+for _name, (_fn, _trans) in _UNARY.items():
+    def _impl(x, _fn=_fn):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return _fn(x)
+
+    register(OpDef(
+        name=_name, kind=OpKind.ELEMENTWISE, arity=1,
+        shape_rule=lambda avals, p, _n=_name: _elementwise_shape(_n, avals),
+        impl=_impl,
+        flops=_zero if _trans else _per_elem,
+        transcendentals=_per_elem if _trans else _zero,
+        hlo=_HLO_UNARY.get(_name, _name),
+    ))
+
+
+def _power_impl(x, y):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return np.power(x, y)
+
+
+register(OpDef(
+    name="power", kind=OpKind.ELEMENTWISE, arity=2,
+    shape_rule=lambda avals, p: _elementwise_shape("power", avals),
+    impl=_power_impl, flops=_zero, transcendentals=_per_elem, hlo="power",
+))
+
+
+def _integer_pow_flops(avals, out, params) -> int:
+    y = abs(int(params["y"]))
+    muls = max(y.bit_length() - 1 + bin(y).count("1") - 1, 0) if y > 0 else 0
+    return out.size * (muls + (1 if params["y"] < 0 else 0))
+
+
+register(OpDef(
+    name="integer_pow", kind=OpKind.ELEMENTWISE, arity=1,
+    shape_rule=lambda avals, p: _elementwise_shape("integer_pow", avals),
+    impl=lambda x, y: np.power(x, y) if y >= 0 else 1.0 / np.power(x, -y),
+    flops=_integer_pow_flops, transcendentals=_zero, hlo="power",
+    attr_format=lambda p: f", exponent={p['y']}",
+    doc="x**y for a Python int y: lowers to repeated multiplies (x**2 is one multiply).",
+))
+
+_COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+            "gt": np.greater, "ge": np.greater_equal}
+
+
+def _compare_shape(avals, p):
+    if p["direction"] not in _COMPARE:
+        raise ValueError(f"compare: unknown direction {p['direction']!r}; use one of {sorted(_COMPARE)}")
+    return _elementwise_shape("compare", avals, out_dtype="bool")
+
+
+register(OpDef(
+    name="compare", kind=OpKind.ELEMENTWISE, arity=2, shape_rule=_compare_shape,
+    impl=lambda x, y, direction: _COMPARE[direction](x, y),
+    flops=_per_elem, transcendentals=_zero, hlo="compare",
+    attr_format=lambda p: f", direction={p['direction'].upper()}",
+))
+
+
+def _select_shape(avals, p):
+    pred, a, b = avals
+    if pred.dtype != "bool":
+        raise TypeError(f"select: predicate must be bool, got {pred.short()}")
+    out = _elementwise_shape("select", avals)
+    return ShapeDtype(out.shape, result_dtype(a.dtype, b.dtype))
+
+
+register(OpDef(
+    name="select", kind=OpKind.ELEMENTWISE, arity=3, shape_rule=_select_shape,
+    impl=lambda p, a, b: np.where(p, a, b), flops=_per_elem, transcendentals=_zero, hlo="select",
+))
+
+register(OpDef(
+    name="convert", kind=OpKind.ELEMENTWISE, arity=1,
+    shape_rule=lambda avals, p: ShapeDtype(avals[0].shape, canonical_dtype(p["new_dtype"])),
+    impl=lambda x, new_dtype: np.asarray(x).astype(numpy_dtype(new_dtype)),
+    flops=_zero, transcendentals=_zero, hlo="convert",
+    doc="Change of dtype; XLA counts no FLOPs for it.",
+))
+
+
+# ----------------------------------------------------------------------------------------------
+# reductions
+def _check_axes(name: str, aval: ShapeDtype, axes) -> tuple[int, ...]:
+    axes = tuple(int(a) for a in axes)
+    for a in axes:
+        if not 0 <= a < aval.ndim:
+            raise ShapeError(f"{name}: axis {a} is out of range for operand {aval.short()} (rank {aval.ndim})")
+    if len(set(axes)) != len(axes):
+        raise ShapeError(f"{name}: repeated axis in {axes}")
+    return axes
+
+
+def _reduce_shape(name):
+    def rule(avals, p):
+        (x,) = avals
+        axes = _check_axes(name, x, p["axes"])
+        return ShapeDtype(tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype)
+    return rule
+
+
+def _reduce_flops(avals, out, params) -> int:
+    return max(avals[0].size - out.size, 0)
+
+
+for _name, _fn, _comp in (("reduce_sum", np.sum, "add"), ("reduce_max", np.max, "maximum"),
+                          ("reduce_min", np.min, "minimum")):
+    register(OpDef(
+        name=_name, kind=OpKind.REDUCTION, arity=1, shape_rule=_reduce_shape(_name),
+        impl=lambda x, axes, _fn=_fn: np.asarray(_fn(x, axis=tuple(axes))),
+        flops=_reduce_flops, transcendentals=_zero, hlo="reduce",
+        attr_format=lambda p, _c=_comp: f", dimensions={_fmt_list(p['axes'])}, to_apply={_c}",
+    ))
+
+
+# ----------------------------------------------------------------------------------------------
+# contraction: dot_general semantics, printed as HLO ``dot``
+def _dot_dims(lhs: ShapeDtype, rhs: ShapeDtype, p):
+    (lc, rc), (lb, rb) = p["contracting"], p["batch"]
+    for name, aval, dims in (("lhs", lhs, lc + lb), ("rhs", rhs, rc + rb)):
+        for d in dims:
+            if not 0 <= d < aval.ndim:
+                raise ShapeError(f"dot: dimension {d} is out of range for {name} {aval.short()}")
+        if len(set(dims)) != len(dims):
+            raise ShapeError(f"dot: {name} dimension used twice in {dims}")
+    if len(lc) != len(rc) or len(lb) != len(rb):
+        raise ShapeError(f"dot: lhs and rhs need as many contracting (and batch) dimensions: {p}")
+    for kind, ld, rd in (("contracting", lc, rc), ("batch", lb, rb)):
+        for a, b in zip(ld, rd):
+            if lhs.shape[a] != rhs.shape[b]:
+                raise ShapeError(
+                    f"dot: {kind} dimension {a} of lhs {lhs.short()} (size {lhs.shape[a]}) does not match "
+                    f"dimension {b} of rhs {rhs.short()} (size {rhs.shape[b]})"
+                )
+    lfree = [i for i in range(lhs.ndim) if i not in lc + lb]
+    rfree = [i for i in range(rhs.ndim) if i not in rc + rb]
+    return lc, rc, lb, rb, lfree, rfree
+
+
+def _dot_shape(avals, p):
+    lhs, rhs = avals
+    lc, rc, lb, rb, lfree, rfree = _dot_dims(lhs, rhs, p)
+    shape = [lhs.shape[i] for i in lb] + [lhs.shape[i] for i in lfree] + [rhs.shape[i] for i in rfree]
+    return ShapeDtype(tuple(shape), result_dtype(lhs.dtype, rhs.dtype))
+
+
+def _dot_impl(x, y, contracting, batch):
+    (lc, rc), (lb, rb) = contracting, batch
+    letters = iter("abcdefghijklmnopqrstuvwxyz")
+    ls = [None] * x.ndim
+    rs = [None] * y.ndim
+    for a, b in zip(lb, rb):
+        ls[a] = rs[b] = next(letters)
+    for a, b in zip(lc, rc):
+        ls[a] = rs[b] = next(letters)
+    for i in range(x.ndim):
+        ls[i] = ls[i] or next(letters)
+    for i in range(y.ndim):
+        rs[i] = rs[i] or next(letters)
+    out = [ls[i] for i in lb] + [ls[i] for i in range(x.ndim) if i not in lc + lb] + \
+          [rs[i] for i in range(y.ndim) if i not in rc + rb]
+    spec = f"{''.join(ls)},{''.join(rs)}->{''.join(out)}"
+    return np.asarray(np.einsum(spec, x, y))
+
+
+def dot_mnk(lhs: ShapeDtype, rhs: ShapeDtype, params) -> tuple[int, int, int, int]:
+    """(batch, M, N, K) of a dot_general: the sizes of batch, lhs-free, rhs-free and contracting dims."""
+    lc, rc, lb, rb, lfree, rfree = _dot_dims(lhs, rhs, params)
+    prod = lambda aval, dims: int(np.prod([aval.shape[d] for d in dims], dtype=np.int64)) if dims else 1
+    return prod(lhs, lb), prod(lhs, lfree), prod(rhs, rfree), prod(lhs, lc)
+
+
+def _dot_flops(avals, out, p) -> int:
+    b, m, n, k = dot_mnk(avals[0], avals[1], p)
+    return 2 * b * m * n * k
+
+
+def _dot_fmt(p) -> str:
+    (lc, rc), (lb, rb) = p["contracting"], p["batch"]
+    s = ""
+    if lb:
+        s += f", lhs_batch_dims={_fmt_list(lb)}, rhs_batch_dims={_fmt_list(rb)}"
+    return s + f", lhs_contracting_dims={_fmt_list(lc)}, rhs_contracting_dims={_fmt_list(rc)}"
+
+
+register(OpDef(
+    name="dot", kind=OpKind.CONTRACTION, arity=2, shape_rule=_dot_shape, impl=_dot_impl,
+    flops=_dot_flops, transcendentals=_zero, hlo="dot", attr_format=_dot_fmt,
+    doc="dot_general: params contracting=((lhs dims),(rhs dims)), batch=((lhs dims),(rhs dims)). "
+        "Result dims: batch, then lhs free dims, then rhs free dims (as in HLO).",
+))
+
+
+# ----------------------------------------------------------------------------------------------
+# data movement
+def _reshape_shape(avals, p):
+    (x,) = avals
+    new = tuple(int(d) for d in p["new_sizes"])
+    if int(np.prod(new, dtype=np.int64)) != x.size:
+        raise ShapeError(f"reshape: cannot reshape {x.short()} ({x.size} elements) into {new} "
+                         f"({int(np.prod(new, dtype=np.int64))} elements)")
+    return ShapeDtype(new, x.dtype)
+
+
+register(OpDef(
+    name="reshape", kind=OpKind.DATA_MOVEMENT, arity=1, shape_rule=_reshape_shape,
+    impl=lambda x, new_sizes: np.reshape(x, new_sizes), flops=_zero, transcendentals=_zero,
+    hlo="reshape",
+))
+
+
+def _transpose_shape(avals, p):
+    (x,) = avals
+    perm = tuple(int(i) for i in p["permutation"])
+    if sorted(perm) != list(range(x.ndim)):
+        raise ShapeError(f"transpose: permutation {perm} is not a permutation of the {x.ndim} axes of {x.short()}")
+    return ShapeDtype(tuple(x.shape[i] for i in perm), x.dtype)
+
+
+register(OpDef(
+    name="transpose", kind=OpKind.DATA_MOVEMENT, arity=1, shape_rule=_transpose_shape,
+    impl=lambda x, permutation: np.transpose(x, permutation), flops=_zero, transcendentals=_zero,
+    hlo="transpose", attr_format=lambda p: f", dimensions={_fmt_list(p['permutation'])}",
+))
+
+
+def _broadcast_shape(avals, p):
+    (x,) = avals
+    shape = tuple(int(d) for d in p["shape"])
+    dims = tuple(int(d) for d in p["broadcast_dimensions"])
+    if len(dims) != x.ndim:
+        raise ShapeError(f"broadcast: operand {x.short()} has rank {x.ndim} but broadcast_dimensions={dims}")
+    for i, d in enumerate(dims):
+        if not 0 <= d < len(shape) or x.shape[i] not in (1, shape[d]):
+            raise ShapeError(f"broadcast: cannot broadcast {x.short()} to {list(shape)} with dimensions {dims}")
+    if list(dims) != sorted(dims):
+        raise ShapeError(f"broadcast: broadcast_dimensions {dims} must be increasing")
+    return ShapeDtype(shape, x.dtype)
+
+
+def _broadcast_impl(x, shape, broadcast_dimensions):
+    expanded = [1] * len(shape)
+    for i, d in enumerate(broadcast_dimensions):
+        expanded[d] = x.shape[i]
+    return np.broadcast_to(np.reshape(x, expanded), shape).copy()
+
+
+register(OpDef(
+    name="broadcast", kind=OpKind.DATA_MOVEMENT, arity=1, shape_rule=_broadcast_shape,
+    impl=_broadcast_impl, flops=_zero, transcendentals=_zero, hlo="broadcast",
+    attr_format=lambda p: f", dimensions={_fmt_list(p['broadcast_dimensions'])}",
+    doc="broadcast_in_dim: operand dim i becomes result dim broadcast_dimensions[i].",
+))
+
+
+def _slice_shape(avals, p):
+    (x,) = avals
+    start, limit, strides = p["start_indices"], p["limit_indices"], p["strides"]
+    if not (len(start) == len(limit) == len(strides) == x.ndim):
+        raise ShapeError(f"slice: operand {x.short()} needs {x.ndim} start/limit/stride entries, got {p}")
+    out = []
+    for i, (s, e, st) in enumerate(zip(start, limit, strides)):
+        if not (0 <= s <= e <= x.shape[i]) or st < 1:
+            raise ShapeError(f"slice: [{s}:{e}:{st}] is out of bounds for dimension {i} of {x.short()}")
+        out.append(max(0, -(-(e - s) // st)))
+    return ShapeDtype(tuple(out), x.dtype)
+
+
+register(OpDef(
+    name="slice", kind=OpKind.DATA_MOVEMENT, arity=1, shape_rule=_slice_shape,
+    impl=lambda x, start_indices, limit_indices, strides: np.asarray(
+        x[tuple(slice(s, e, st) for s, e, st in zip(start_indices, limit_indices, strides))]).copy(),
+    flops=_zero, transcendentals=_zero, hlo="slice",
+    attr_format=lambda p: ", slice={" + ", ".join(
+        f"[{s}:{e}" + (f":{st}]" if st != 1 else "]")
+        for s, e, st in zip(p["start_indices"], p["limit_indices"], p["strides"])) + "}",
+))
+
+
+def _concat_shape(avals, p):
+    d = int(p["dimension"])
+    first = avals[0]
+    if not avals:
+        raise ShapeError("concatenate: needs at least one operand")
+    if not 0 <= d < first.ndim:
+        raise ShapeError(f"concatenate: dimension {d} is out of range for {first.short()}")
+    for a in avals[1:]:
+        if a.ndim != first.ndim or any(x != y for i, (x, y) in enumerate(zip(a.shape, first.shape)) if i != d):
+            raise ShapeError(f"concatenate: shapes {', '.join(x.short() for x in avals)} differ outside dimension {d}")
+    shape = list(first.shape)
+    shape[d] = sum(a.shape[d] for a in avals)
+    return ShapeDtype(tuple(shape), result_dtype(*[a.dtype for a in avals]))
+
+
+register(OpDef(
+    name="concatenate", kind=OpKind.DATA_MOVEMENT, arity=None, shape_rule=_concat_shape,
+    impl=lambda *xs, dimension: np.concatenate(xs, axis=dimension), flops=_zero, transcendentals=_zero,
+    hlo="concatenate", attr_format=lambda p: f", dimensions={{{p['dimension']}}}",
+))
+
+
+def _constant_shape(avals, p):
+    a = p["value"].array
+    return ShapeDtype(a.shape, p["dtype"])
+
+
+register(OpDef(
+    name="constant", kind=OpKind.CONSTANT, arity=0, shape_rule=_constant_shape,
+    impl=lambda value, dtype: value.array.astype(numpy_dtype(dtype)),
+    flops=_zero, transcendentals=_zero, hlo="constant",
+    attr_format=lambda p: f"  /* {p['value']!r} */",
+))
+
+
+def _iota_shape(avals, p):
+    return ShapeDtype(tuple(p["shape"]), p["dtype"])
+
+
+def _iota_impl(shape, dtype, dimension):
+    idx = np.arange(shape[dimension], dtype=numpy_dtype(dtype))
+    expanded = [1] * len(shape)
+    expanded[dimension] = shape[dimension]
+    return np.broadcast_to(idx.reshape(expanded), shape).copy()
+
+
+register(OpDef(
+    name="iota", kind=OpKind.ELEMENTWISE, arity=0, shape_rule=_iota_shape, impl=_iota_impl,
+    flops=_zero, transcendentals=_zero, hlo="iota",
+    attr_format=lambda p: f", iota_dimension={p['dimension']}",
+))
+
+
+# ----------------------------------------------------------------------------------------------
+# composites are registered by labsim.numpy / labsim.nn next to the functions that build them
+def register_composite(name: str, shape_rule, impl, decompose, hlo: str | None = None,
+                       attr_format=None, doc: str = "") -> OpDef:
+    """A composite op counts the FLOPs of its own decomposition, so the numbers never disagree."""
+
+    def _count(avals, out, params, what: str) -> int:
+        from .trace import trace_decomposition
+        g = trace_decomposition(name, avals, params)
+        return sum(getattr(get(n.op), f"count_{what}")(tuple(a.aval for a in n.operands), n.out.aval,
+                                                        n.params) for n in g.nodes)
+
+    return register(OpDef(
+        name=name, kind=OpKind.COMPOSITE, arity=None, shape_rule=shape_rule, impl=impl,
+        flops=lambda a, o, p: _count(a, o, p, "flops"),
+        transcendentals=lambda a, o, p: _count(a, o, p, "transcendentals"),
+        hlo=hlo or f"custom-call.{name}", attr_format=attr_format, decompose=decompose, doc=doc,
+    ))

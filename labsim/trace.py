@@ -1,0 +1,263 @@
+"""Tracing: run a Python function on abstract values and record a :class:`~labsim.ir.Graph`.
+
+Introduced in "The journey of one matrix product", step 1. A :class:`Tracer` stands in for an array:
+it knows only its :class:`ShapeDtype`. Every operation on it appends a node to the current graph
+instead of computing anything, exactly as ``jax.jit`` builds a jaxpr. The same ``bind`` call, given
+concrete NumPy arrays, computes eagerly with the op's reference implementation, so ``labsim.numpy``
+also works like NumPy outside a trace.
+"""
+from __future__ import annotations
+
+import inspect
+import re
+import numbers
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import ops
+from .dtypes import DtypeError, canonical_dtype, is_float, numpy_dtype
+from .ir import ArrayValue, Atom, Graph, Literal, Node, ShapeDtype, ShapeError, TraceError, Var, freeze_attrs
+
+
+class TraceContext:
+    """Collects nodes while a function is traced."""
+
+    def __init__(self) -> None:
+        self.nodes: list[Node] = []
+
+    def emit(self, op: str, operands: tuple[Atom, ...], params: dict) -> Var:
+        opdef = ops.get(op)
+        out_aval = opdef.infer(tuple(a.aval for a in operands), params)
+        out = Var(out_aval)
+        self.nodes.append(Node(op, operands, freeze_attrs(params), out))
+        return out
+
+
+class Tracer:
+    """An abstract array inside a trace. Supports NumPy-style operators; see ``labsim.numpy``."""
+
+    __slots__ = ("ctx", "var")
+    __array_priority__ = 1000  # ndarray (op) Tracer defers to the Tracer's reflected operator
+
+    def __init__(self, ctx: TraceContext, var: Var) -> None:
+        self.ctx = ctx
+        self.var = var
+
+    # abstract-value properties (known without data, like jax.Array under jit)
+    aval = property(lambda self: self.var.aval)
+    shape = property(lambda self: self.var.aval.shape)
+    dtype = property(lambda self: self.var.aval.dtype)
+    ndim = property(lambda self: self.var.aval.ndim)
+    size = property(lambda self: self.var.aval.size)
+
+    def __repr__(self) -> str:
+        return f"Tracer<{self.aval.short()}>"
+
+    # Python control flow needs a concrete value: refuse clearly.
+    def _concrete(self, what: str):
+        raise TraceError(
+            f"a traced value {self.aval.short()} was used where Python needs a concrete value ({what}). "
+            "Tracing sees shapes and dtypes, not values: use lnp.where(...) instead of if/else on data, "
+            "or pass the value as a static Python argument (functools.partial)."
+        )
+
+    def __bool__(self):
+        self._concrete("bool(), if or while")
+
+    def __float__(self):
+        self._concrete("float()")
+
+    def __int__(self):
+        self._concrete("int()")
+
+    def __index__(self):
+        self._concrete("an index")
+
+    def __array__(self, *a, **k):
+        self._concrete("conversion to a NumPy array")
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d traced value")
+        return self.shape[0]
+
+    def __iter__(self):
+        from . import numpy as lnp
+        for i in range(len(self)):
+            yield lnp._getitem(self, i)
+
+    def __hash__(self):
+        return id(self)
+
+    # operators are defined in labsim.numpy (installed there to avoid an import cycle)
+
+
+def _literal(value, like_dtype: str | None) -> Literal:
+    """A Python scalar as a weakly-typed literal: it takes the dtype of the array it meets."""
+    if isinstance(value, (bool, np.bool_)):
+        return Literal(bool(value), ShapeDtype((), "bool"))
+    if isinstance(value, numbers.Integral):
+        dt = like_dtype if like_dtype and like_dtype != "bool" else "int32"
+        return Literal(int(value) if not is_float(dt) else float(value), ShapeDtype((), dt))
+    if isinstance(value, numbers.Real):
+        dt = like_dtype if like_dtype and is_float(like_dtype) else "float32"
+        return Literal(float(value), ShapeDtype((), dt))
+    raise TraceError(f"cannot make a literal from {type(value).__name__} {value!r}")
+
+
+def _describe(x: Any) -> str:
+    if isinstance(x, Tracer):
+        return x.aval.short()
+    if isinstance(x, np.ndarray):
+        return f"array{list(x.shape)} {x.dtype}"
+    return f"{type(x).__name__} {x!r:.40}"
+
+
+def is_arraylike(x: Any) -> bool:
+    return isinstance(x, (Tracer, np.ndarray, np.generic, numbers.Number))
+
+
+def bind(op: str, *args, **params):
+    """Apply ``op``: record a node if any argument is a Tracer, else compute eagerly with NumPy."""
+    opdef = ops.get(op)
+    tracers = [a for a in args if isinstance(a, Tracer)]
+    for a in args:
+        if not is_arraylike(a):
+            raise TraceError(f"{op}: cannot use {_describe(a)} as an operand; expected an array, a traced "
+                             "value or a Python number")
+    if tracers:
+        ctx = tracers[0].ctx
+        if any(t.ctx is not ctx for t in tracers):
+            raise TraceError(f"{op}: operands come from different traces (a traced value leaked out of "
+                             "the function that made it)")
+        like = tracers[0].dtype
+        operands = []
+        for a in args:
+            if isinstance(a, Tracer):
+                operands.append(a.var)
+            elif isinstance(a, np.ndarray) and a.ndim > 0:
+                operands.append(ctx.emit("constant", (), {"value": ArrayValue(a), "dtype": canonical_dtype(a.dtype)}))
+            else:
+                operands.append(_literal(a.item() if isinstance(a, (np.ndarray, np.generic)) else a, like))
+        return Tracer(ctx, ctx.emit(op, tuple(operands), params))
+    # eager: the same shape rule first (same errors), then the reference implementation
+    arrays = []
+    like = next((canonical_dtype(a.dtype) for a in args if isinstance(a, np.ndarray)), None)
+    avals = []
+    for a in args:
+        if isinstance(a, (np.ndarray, np.generic)):
+            arr = np.asarray(a)
+            avals.append(ShapeDtype(arr.shape, arr.dtype))
+            arrays.append(arr)
+        else:
+            lit = _literal(a, like)
+            avals.append(lit.aval)
+            arrays.append(np.asarray(lit.value, dtype=numpy_dtype(lit.aval.dtype)))
+    out = opdef.infer(tuple(avals), params)
+    return np.asarray(opdef.impl(*arrays, **params)).astype(numpy_dtype(out.dtype), copy=False)
+
+
+def _spec_of(x: Any, i: int, pname: str) -> ShapeDtype:
+    if isinstance(x, ShapeDtype):
+        return x
+    if isinstance(x, (np.ndarray, np.generic)) or (hasattr(x, "shape") and hasattr(x, "dtype")):
+        try:
+            return ShapeDtype(tuple(x.shape), x.dtype)
+        except DtypeError as e:
+            raise TraceError(f"trace: argument {i} ({pname}): {e}") from None
+    raise TraceError(
+        f"trace: argument {i} ({pname}) is {_describe(x)}; trace() takes a ShapeDtype (or an array, "
+        "whose shape and dtype are used) for every argument. Bind static Python values with "
+        "functools.partial first."
+    )
+
+
+def _param_names(f: Callable, n: int) -> tuple[str, ...]:
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        return tuple(f"p{i}" for i in range(n))
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if any(p.kind == p.VAR_POSITIONAL for p in params):
+        names += [f"p{i}" for i in range(len(names), n)]
+    return tuple(names[:n]) if len(names) >= n else tuple(names) + tuple(f"p{i}" for i in range(len(names), n))
+
+
+def _flatten_outputs(out: Any, fname: str) -> tuple[Any, ...]:
+    if isinstance(out, (tuple, list)):
+        items = tuple(out)
+    else:
+        items = (out,)
+    if not items:
+        raise TraceError(f"trace: {fname} returned no values")
+    for i, o in enumerate(items):
+        if not is_arraylike(o):
+            raise TraceError(f"trace: {fname} returned {_describe(o)} (output {i}); a traced function must "
+                             "return arrays (or a tuple of them)")
+    return items
+
+
+def trace(f: Callable, *specs: Any, name: str | None = None) -> Graph:
+    """Trace ``f`` on abstract arguments and return its :class:`Graph`.
+
+    ``specs`` are :class:`ShapeDtype` values (or arrays, whose shape and dtype are taken), one per
+    positional parameter of ``f``.
+    """
+    fname = name or getattr(f, "__name__", "f")
+    fname = re.sub(r"\W", "_", fname).strip("_") or "f"
+    try:
+        inspect.signature(f).bind(*specs)
+    except TypeError as e:
+        raise TypeError(f"trace: {fname}() was given {len(specs)} abstract argument(s): {e}") from None
+    except ValueError:
+        pass  # builtins without a signature
+    pnames = _param_names(f, len(specs))
+    avals = [_spec_of(s, i, pnames[i]) for i, s in enumerate(specs)]
+    ctx = TraceContext()
+    inputs = [Var(a) for a in avals]
+    outs = _flatten_outputs(f(*[Tracer(ctx, v) for v in inputs]), fname)
+    out_atoms = []
+    for o in outs:
+        if isinstance(o, Tracer):
+            if o.ctx is not ctx:
+                raise TraceError(f"trace: {fname} returned a value traced elsewhere")
+            out_atoms.append(o.var)
+        else:  # a constant output
+            arr = np.asarray(o)
+            out_atoms.append(ctx.emit("constant", (), {"value": ArrayValue(arr), "dtype": canonical_dtype(
+                arr.dtype if arr.dtype != np.float64 else "float32")}))
+    return Graph(tuple(inputs), tuple(ctx.nodes), tuple(out_atoms), name=fname, input_names=pnames)
+
+
+def trace_decomposition(op: str, avals: Sequence[ShapeDtype], params: dict) -> Graph:
+    """The primitive graph a composite op stands for (used for its FLOPs and by the compiler)."""
+    opdef = ops.get(op)
+    if opdef.decompose is None:
+        raise ValueError(f"op {op!r} has no decomposition")
+    ctx = TraceContext()
+    inputs = [Var(a) for a in avals]
+    out = opdef.decompose(*[Tracer(ctx, v) for v in inputs], **dict(params))
+    return Graph(tuple(inputs), tuple(ctx.nodes), (out.var,), name=op)
+
+
+def inline(graph: Graph, *args):
+    """Replay ``graph`` on ``args`` (Tracers, which records into their trace, or arrays, which computes).
+
+    Returns one value per graph output (a tuple if the graph has several outputs).
+    """
+    env: dict[int, Any] = {id(v): a for v, a in zip(graph.inputs, args)}
+
+    def read(a: Atom):
+        return env[id(a)] if isinstance(a, Var) else np.asarray(a.value, dtype=numpy_dtype(a.aval.dtype))[()]
+
+    for n in graph.nodes:
+        env[id(n.out)] = bind(n.op, *[read(a) for a in n.operands], **n.params)
+    outs = tuple(read(o) for o in graph.outputs)
+    return outs[0] if len(outs) == 1 else outs
+
+
+__all__ = ["Tracer", "TraceContext", "bind", "trace", "trace_decomposition", "inline"]
+
+# keep ShapeError importable from here for convenience
+ShapeError = ShapeError

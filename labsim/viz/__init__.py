@@ -1,0 +1,15 @@
+"""``labsim.viz``: every picture in the book. It only *reads* what the core records.
+
+- :func:`draw_graph` — a Graph or Program as a Graphviz drawing (kernels as boxes around their ops).
+- :func:`timeline` — a :class:`~labsim.events.Trace` as a Plotly Gantt chart.
+- :func:`show` — a Plotly figure with two faces: live in JupyterLab, self-contained HTML on the website.
+- :func:`interactive` — a figure driven by controls: ipywidgets in JupyterLab; on the website the same
+  figure precomputed for every control value and switched by sliders in the page.
+"""
+from .faces import Figure, Interactive, in_book, interactive, show
+from .graph import GraphDrawing, draw_graph
+from .palette import KIND_COLORS, OKABE_ITO
+from .plots import bar_compare, style, timeline
+
+__all__ = ["Figure", "Interactive", "in_book", "interactive", "show", "GraphDrawing", "draw_graph",
+           "KIND_COLORS", "OKABE_ITO", "bar_compare", "style", "timeline"]

@@ -1,0 +1,226 @@
+"""Two faces of every interactive figure, written once by a chapter.
+
+- Live (JupyterLab, or any kernel without ``LABSIM_BOOK=1``): ipywidgets controls rerun labsim and
+  redraw the Plotly figure.
+- Static (the website, built with ``LABSIM_BOOK=1``): the figure for every combination of control
+  values is computed at build time and embedded as JSON; range sliders in the page switch between them
+  with ``Plotly.react``. No kernel and no network: ``plotly.min.js`` is served from the site itself.
+
+HTML contract (tested by ``tests/test_browser.py``): a ``div.labsim-figure`` with
+``data-labsim-kind="static|interactive"`` holding ``input.labsim-slider`` controls (interactive only)
+and a ``div.labsim-plot`` with ``role="img"`` and an ``aria-label`` (the alt text).
+"""
+from __future__ import annotations
+
+import html
+import itertools
+import json
+import os
+import uuid
+from typing import Any, Callable, Mapping, Sequence
+
+MAX_STATIC_FRAMES = 96
+
+
+def in_book() -> bool:
+    """True while the website is being built (``make book`` sets ``LABSIM_BOOK=1``)."""
+    return os.environ.get("LABSIM_BOOK") == "1"
+
+
+def _fig_json(fig) -> str:
+    import plotly.io as pio
+    return pio.to_json(fig, validate=False, remove_uids=True, pretty=False).replace("</", "<\\/")
+
+
+_SCRIPT = """
+<script>
+(function () {
+  var root = document.getElementById(%(id)s);
+  var data = JSON.parse(root.querySelector("script.labsim-data").textContent);
+  var plot = root.querySelector(".labsim-plot");
+  var sliders = Array.prototype.slice.call(root.querySelectorAll("input.labsim-slider"));
+  var config = {responsive: true, displaylogo: false, modeBarButtonsToRemove: ["toImage", "sendDataToCloud"]};
+  function key() { return sliders.map(function (s) { return s.value; }).join("_"); }
+  function draw() {
+    var f = data.figures[key()] || data.figures[data.initial];
+    sliders.forEach(function (s, i) {
+      var out = root.querySelector('output[data-param="' + s.dataset.param + '"]');
+      if (out) out.textContent = data.labels[i][+s.value];
+    });
+    window.Plotly.react(plot, f.data, f.layout, config);
+  }
+  sliders.forEach(function (s) { s.addEventListener("input", draw); });
+  if (window.Plotly) draw(); else window.addEventListener("load", draw);
+})();
+</script>
+"""
+
+
+def _static_html(figures: Mapping[str, str], initial: str, alt: str, controls: Sequence[tuple] = ()) -> str:
+    """``controls``: (param name, label, value labels, initial index) per slider."""
+    fid = "lsfig-" + uuid.uuid4().hex[:10]
+    kind = "interactive" if controls else "static"
+    ctl = ""
+    if controls:
+        rows = []
+        for name, label, value_labels, idx in controls:
+            rows.append(
+                f'<label style="display:flex;align-items:center;gap:.5em;flex-wrap:wrap;margin:.2em 0">'
+                f'<span style="min-width:8em">{html.escape(label)}</span>'
+                f'<input type="range" class="labsim-slider" data-param="{html.escape(name)}" min="0" '
+                f'max="{len(value_labels) - 1}" step="1" value="{idx}" style="flex:1;min-width:8em" '
+                f'aria-label="{html.escape(label)}">'
+                f'<output data-param="{html.escape(name)}" style="min-width:5em">{html.escape(value_labels[idx])}</output>'
+                f"</label>")
+        ctl = f'<div class="labsim-controls">{"".join(rows)}</div>'
+    labels = [list(c[2]) for c in controls]
+    payload = ('{"initial": ' + json.dumps(initial) + ', "labels": ' + json.dumps(labels).replace("</", "<\\/")
+               + ', "figures": {' + ", ".join(f"{json.dumps(k)}: {v}" for k, v in figures.items()) + "}}")
+    return (f'<div class="labsim-figure" id="{fid}" data-labsim-kind="{kind}">{ctl}'
+            f'<div class="labsim-plot" role="img" aria-label="{html.escape(alt)}" style="width:100%;min-height:300px"></div>'
+            f'<script type="application/json" class="labsim-data">{payload}</script>'
+            + _SCRIPT % {"id": json.dumps(fid)} + "</div>")
+
+
+class Figure:
+    """A Plotly figure with alt text. Live: Plotly's own renderer. Book: self-contained HTML."""
+
+    def __init__(self, fig, alt: str) -> None:
+        if not alt:
+            raise ValueError("every figure needs alt text (what a reader who cannot see it should know)")
+        self.fig = fig
+        self.alt = alt
+
+    def to_html(self) -> str:
+        return _static_html({"0": _fig_json(self.fig)}, "0", self.alt)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        if in_book():
+            return {"text/html": self.to_html(), "text/plain": self.alt}
+        bundle = self.fig._repr_mimebundle_(include, exclude) if hasattr(self.fig, "_repr_mimebundle_") else {}
+        bundle = dict(bundle or {})
+        bundle.setdefault("text/plain", self.alt)
+        return bundle
+
+
+def show(fig, alt: str) -> Figure:
+    """Wrap a Plotly figure for display (both faces). ``alt`` describes it for screen readers."""
+    return Figure(fig, alt)
+
+
+class Interactive:
+    """A figure recomputed from control values. See the module docstring for the two faces."""
+
+    def __init__(self, make_fig: Callable[..., Any], controls: Mapping[str, Sequence[Any]], *,
+                 alt: str | Callable[..., str], defaults: Mapping[str, Any] | None = None,
+                 labels: Mapping[str, str] | None = None, formats: Mapping[str, Callable[[Any], str]] | None = None):
+        if not controls:
+            raise ValueError("interactive() needs at least one control")
+        self.make_fig = make_fig
+        self.controls_spec = {k: list(v) for k, v in controls.items()}
+        for k, vals in self.controls_spec.items():
+            if not vals:
+                raise ValueError(f"control {k!r} has no values")
+        self.labels = {k: (labels or {}).get(k, k) for k in self.controls_spec}
+        self.formats = dict(formats or {})
+        self.alt = alt
+        defaults = dict(defaults or {})
+        for k, v in defaults.items():
+            if k not in self.controls_spec:
+                raise ValueError(f"default for unknown control {k!r}; controls are {list(self.controls_spec)}")
+            if v not in self.controls_spec[k]:
+                raise ValueError(f"default {k}={v!r} is not one of its values {self.controls_spec[k]}")
+        self.params = {k: defaults.get(k, vals[len(vals) // 2]) for k, vals in self.controls_spec.items()}
+        self.figure = self.make_fig(**self.params)
+        self.error: str | None = None
+        self._widget = None
+        self.controls: dict[str, Any] = {}
+
+    # -- shared ----------------------------------------------------------------------------------
+    def _fmt(self, k: str, v: Any) -> str:
+        f = self.formats.get(k)
+        return f(v) if f else (f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v))
+
+    def alt_text(self, **params) -> str:
+        return self.alt(**params) if callable(self.alt) else self.alt
+
+    def update(self, **params):
+        """Recompute the figure for new control values (the live callback, also used by tests).
+
+        A failure leaves the previous figure in place and records the message in ``self.error``.
+        """
+        new = {**self.params, **params}
+        try:
+            fig = self.make_fig(**new)
+        except Exception as e:  # the figure must never be left broken by a bad combination
+            self.error = f"{type(e).__name__}: {e}"
+            return self.figure
+        self.params, self.figure, self.error = new, fig, None
+        return fig
+
+    # -- live face -------------------------------------------------------------------------------
+    @property
+    def widget(self):
+        if self._widget is None:
+            import ipywidgets as w
+            from IPython.display import display
+
+            out = w.Output()
+            msg = w.HTML()
+            for k, vals in self.controls_spec.items():
+                opts = [(self._fmt(k, v), v) for v in vals]
+                s = w.SelectionSlider(options=opts, value=self.params[k], description=self.labels[k],
+                                      continuous_update=False, style={"description_width": "initial"},
+                                      layout=w.Layout(width="min(100%, 36em)"))
+                self.controls[k] = s
+
+            def on_change(change, _key=None):
+                vals = {k: s.value for k, s in self.controls.items()}
+                fig = self.update(**vals)
+                msg.value = f"<span style='color:#D55E00'>{self.error}</span>" if self.error else ""
+                with out:
+                    out.clear_output(wait=True)
+                    display(fig)
+
+            for s in self.controls.values():
+                s.observe(on_change, names="value")
+            with out:
+                display(self.figure)
+            self._on_change = on_change
+            self._widget = w.VBox([*self.controls.values(), msg, out])
+        return self._widget
+
+    # -- static face -----------------------------------------------------------------------------
+    def to_html(self) -> str:
+        keys = list(self.controls_spec)
+        grids = [range(len(self.controls_spec[k])) for k in keys]
+        n = 1
+        for g in grids:
+            n *= len(g)
+        if n > MAX_STATIC_FRAMES:
+            raise ValueError(f"interactive figure has {n} combinations of control values; the website embeds "
+                             f"at most {MAX_STATIC_FRAMES} (use fewer values per control)")
+        figures = {}
+        for combo in itertools.product(*grids):
+            params = {k: self.controls_spec[k][i] for k, i in zip(keys, combo)}
+            try:
+                fig = self.make_fig(**params)
+            except Exception as e:
+                raise RuntimeError(f"interactive figure failed at {params}: {type(e).__name__}: {e}") from e
+            figures["_".join(map(str, combo))] = _fig_json(fig)
+        init_idx = [self.controls_spec[k].index(self.params[k]) for k in keys]
+        controls = [(k, self.labels[k], [self._fmt(k, v) for v in self.controls_spec[k]], i)
+                    for k, i in zip(keys, init_idx)]
+        return _static_html(figures, "_".join(map(str, init_idx)), self.alt_text(**self.params), controls)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        if in_book():
+            return {"text/html": self.to_html(), "text/plain": self.alt_text(**self.params)}
+        return self.widget._repr_mimebundle_(include=include, exclude=exclude)
+
+
+def interactive(make_fig: Callable[..., Any], controls: Mapping[str, Sequence[Any]], *, alt, defaults=None,
+                labels=None, formats=None) -> Interactive:
+    """A figure the reader drives: ``make_fig(**params)`` returns a Plotly figure for one choice of
+    control values; ``controls`` maps each parameter to the values a slider steps through."""
+    return Interactive(make_fig, controls, alt=alt, defaults=defaults, labels=labels, formats=formats)
