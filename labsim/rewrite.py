@@ -52,4 +52,8 @@ def decompose(g: Graph) -> Graph:
             return opdef.decompose(*args, **n.params)
         return bind(n.op, *args, **n.params)
 
-    return retrace(g, handler)
+    # a decomposition may itself use composites (layer_norm uses mean): expand until none is left
+    g = retrace(g, handler)
+    while any(ops.get(n.op).kind is OpKind.COMPOSITE for n in g.nodes):
+        g = retrace(g, handler)
+    return g
