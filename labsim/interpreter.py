@@ -20,7 +20,7 @@ def _coerce(g: Graph, i: int, x: Any) -> np.ndarray:
         arr = np.asarray(x)
     except Exception:  # pragma: no cover - exotic objects
         raise TraceError(f"evaluate: argument {i} ({name}) is {type(x).__name__}, not an array") from None
-    if arr.dtype == object:
+    if arr.dtype == object or arr.dtype.kind in "USV":  # objects, strings, bytes: not numbers
         raise TraceError(f"evaluate: argument {i} ({name}) is {type(x).__name__}, not a numeric array")
     if arr.shape != v.aval.shape:
         raise ShapeError(f"evaluate: argument {i} ({name}) has shape {arr.shape}, but graph {g.name} expects "
