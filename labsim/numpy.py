@@ -178,7 +178,11 @@ def where(condition, x, y):
     if _dtype(condition) != "bool":
         condition = not_equal(condition, 0)
     x, y = _promote("where", x, y)
-    shape = _np.broadcast_shapes(*(s for s in (_shape(condition), _shape(x), _shape(y))))
+    try:
+        shape = _np.broadcast_shapes(_shape(condition), _shape(x), _shape(y))
+    except ValueError:
+        raise ShapeError(f"where: shapes {_shape(condition)}, {_shape(x)} and {_shape(y)} cannot be broadcast "
+                         "together") from None
     args = []
     for a in (condition, x, y):
         if _shape(a) != shape and _shape(a) != ():
