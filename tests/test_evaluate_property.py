@@ -1,0 +1,118 @@
+"""Property tests: tracing + the reference interpreter agree with plain NumPy on random programs.
+
+For every random program (``tests/strategies.py``): ``ls.evaluate(ls.trace(f, *specs), *xs)`` equals the
+program's NumPy twin; ``lnp`` run eagerly on arrays equals it too; the graph verifies; its output avals
+are NumPy's result shape and dtype; expanding composites keeps the value; and ``ls.compile`` puts every
+non-free node in exactly one kernel with the registry's FLOPs.
+"""
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+
+import labsim as ls
+from labsim import ops
+from labsim.program import FREE_OPS
+from labsim.rewrite import decompose
+
+from strategies import (broadcasting_programs, contraction_programs, elementwise_programs, mixed_programs,
+                        movement_programs, nn_programs, reduction_programs, tolerance)
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def check_program(prog) -> None:
+    ref = np.asarray(prog.numpy_twin(*prog.inputs))
+    g = ls.trace(prog.f, *prog.specs)
+    assert g.verify() is g
+    assert len(g.out_avals) == 1
+    assert g.out_avals[0].shape == ref.shape, (g.out_avals, ref.shape, prog)
+    assert g.out_avals[0].dtype == ls.dtypes.canonical_dtype(ref.dtype), (g.out_avals, ref.dtype, prog)
+
+    out = ls.evaluate(g, *prog.inputs)
+    assert isinstance(out, np.ndarray)
+    assert out.shape == ref.shape and out.dtype == ref.dtype
+    np.testing.assert_allclose(out, ref, **tolerance(ref, prog.dtype), err_msg=repr(prog))
+
+    eager = np.asarray(prog.f(*prog.inputs))  # lnp on NumPy arrays computes directly
+    assert eager.shape == ref.shape and eager.dtype == ref.dtype
+    np.testing.assert_allclose(eager, ref, **tolerance(ref, prog.dtype), err_msg=repr(prog))
+
+    # expanding composites (softmax, gelu, layer_norm, mean) into primitives keeps the value
+    d = decompose(g).verify()
+    assert all(ops.get(n.op).kind is not ops.OpKind.COMPOSITE for n in d.nodes)
+    np.testing.assert_allclose(ls.evaluate(d, *prog.inputs), ref, **tolerance(ref, prog.dtype), err_msg=repr(prog))
+    check_compile(g)
+
+
+def check_compile(g: ls.Graph) -> None:
+    prog = ls.compile(g)
+    assert prog.stages[0][1] is g
+    seen: dict[int, int] = {}
+    for k in prog.kernels:
+        for n in k.nodes:
+            seen[id(n)] = seen.get(id(n), 0) + 1
+    for n in prog.graph.nodes:
+        expected = 0 if n.op in FREE_OPS else 1
+        assert seen.get(id(n), 0) == expected, f"node {n.op} is in {seen.get(id(n), 0)} kernels"
+    assert sum(seen.values()) == sum(1 for n in prog.graph.nodes if n.op not in FREE_OPS)
+    registry_flops = sum(ops.get(n.op).count_flops(tuple(a.aval for a in n.operands), n.out.aval, n.params)
+                         for n in prog.graph.nodes)
+    assert sum(k.flops for k in prog.kernels) == registry_flops == prog.flops
+    registry_trans = sum(ops.get(n.op).count_transcendentals(tuple(a.aval for a in n.operands), n.out.aval,
+                                                             n.params) for n in prog.graph.nodes)
+    assert prog.transcendentals == registry_trans
+    for k in prog.kernels:
+        assert k.bytes_read == sum(v.aval.nbytes for v in k.inputs)
+        assert k.bytes_written == sum(v.aval.nbytes for v in k.outputs)
+
+
+@SETTINGS
+@given(elementwise_programs(max_steps=6))
+def test_elementwise_chains(prog):
+    check_program(prog)
+
+
+@SETTINGS
+@given(broadcasting_programs())
+def test_broadcasting(prog):
+    check_program(prog)
+
+
+@SETTINGS
+@given(reduction_programs())
+def test_reductions(prog):
+    check_program(prog)
+
+
+@SETTINGS
+@given(contraction_programs(max_steps=3))
+def test_contractions(prog):
+    check_program(prog)
+
+
+@SETTINGS
+@given(movement_programs())
+def test_data_movement(prog):
+    check_program(prog)
+
+
+@SETTINGS
+@given(nn_programs(max_steps=3))
+def test_nn_helpers(prog):
+    check_program(prog)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mixed_programs(max_steps=5))
+def test_mixed_programs(prog):
+    check_program(prog)
+
+
+@settings(max_examples=30, deadline=None)
+@given(mixed_programs(max_steps=4, dtype="float64"))
+def test_float64_programs_stay_float64(prog):
+    ref = np.asarray(prog.numpy_twin(*prog.inputs))
+    g = ls.trace(prog.f, *prog.specs)
+    assert g.out_avals[0].dtype == "float64" == ref.dtype.name
+    np.testing.assert_allclose(ls.evaluate(g, *prog.inputs), ref, **tolerance(ref, "float64"), err_msg=repr(prog))
