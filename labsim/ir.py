@@ -184,6 +184,15 @@ class Graph:
     outputs: tuple[Atom, ...]
     name: str = "main"
     input_names: tuple[str, ...] = ()
+    # A fusion plan (set by the fusion pass): node indices of each kernel, in launch order. None means
+    # "no plan": every op that moves data is its own kernel. ``notes`` says why ops were not fused.
+    groups: tuple[tuple[int, ...], ...] | None = None
+    notes: tuple[str, ...] = ()
+
+    def replace(self, **changes) -> "Graph":
+        """A copy with some fields changed (graphs are immutable)."""
+        import dataclasses
+        return dataclasses.replace(self, **changes)
 
     # -- queries -------------------------------------------------------------------------------
     def producers(self) -> dict[Var, Node]:
@@ -225,6 +234,9 @@ class Graph:
            shape rule, which gives exactly the node's result ``ShapeDtype``.
         5. Literals are scalars.
         6. Every output is defined (an input, a node result, or a literal).
+        7. A fusion plan, if present, puts every node except constants and reshapes in exactly one
+           group (a reshape in at most one), and its groups are in an order where every group runs after
+           the groups it reads from (so no kernel waits for a later one).
         """
         from . import ops  # late import: ops imports ir
 
@@ -253,7 +265,34 @@ class Graph:
         for o in self.outputs:
             if isinstance(o, Var) and id(o) not in defined:
                 raise VerifyError(f"output {o} is never defined")
+        if self.groups is not None:
+            self._verify_groups()
         return self
+
+    def _verify_groups(self) -> None:
+        owner: dict[int, int] = {}
+        for gi, grp in enumerate(self.groups):
+            if not grp:
+                raise VerifyError(f"fusion group {gi} is empty")
+            for i in grp:
+                if not 0 <= i < len(self.nodes):
+                    raise VerifyError(f"fusion group {gi} names node {i}, which does not exist")
+                if i in owner:
+                    raise VerifyError(f"node {i} ({self.nodes[i].op}) is in fusion groups {owner[i]} and {gi}")
+                owner[i] = gi
+        for i, n in enumerate(self.nodes):
+            if n.op not in ("constant", "reshape") and i not in owner:
+                raise VerifyError(f"node {i} ({n.op}) is in no fusion group")
+        index = {id(n.out): i for i, n in enumerate(self.nodes)}
+        for gi, grp in enumerate(self.groups):
+            for i in grp:
+                for a in self.nodes[i].in_vars:
+                    j = index.get(id(a))
+                    while j is not None and j not in owner and self.nodes[j].op == "reshape":
+                        src = self.nodes[j].operands[0]
+                        j = index.get(id(src)) if isinstance(src, Var) else None
+                    if j is not None and j in owner and owner[j] > gi:
+                        raise VerifyError(f"fusion group {gi} reads node {j}, computed later by group {owner[j]}")
 
     # -- printing ------------------------------------------------------------------------------
     def names(self) -> dict[int, str]:

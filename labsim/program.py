@@ -231,6 +231,10 @@ def lower(g: Graph, groups: Sequence[Sequence[Node]] | None = None) -> tuple[tup
             alias[id(n.out)] = alias.get(id(src), src)
         elif n.op == "constant":
             constants.append(n.out)
+    if groups is None and g.groups is not None:
+        groups = [[g.nodes[i] for i in sorted(grp)] for grp in g.groups]
+        grouped_outs = {id(n.out) for grp in groups for n in grp}
+        alias = {k: v for k, v in alias.items() if k not in grouped_outs}
     if groups is None:
         groups = [[n] for n in g.nodes if n.op not in FREE_OPS]
     # which values leave a group: used by another group, or a graph output
@@ -264,9 +268,13 @@ Pass = Callable[[Graph], Graph]
 def compile(g: Graph, passes: Sequence[Pass] | None = None, *, verify: bool = True) -> Program:  # noqa: A001
     """Run ``passes`` (each a pure ``Graph -> Graph`` function) in order, then lower to kernels.
 
+    ``passes=None`` runs the default pipeline (:data:`labsim.passes.PIPELINE`); ``passes=[]`` runs none,
+    so every op is its own kernel: the eager, operator-by-operator program.
     ``prog.stages`` holds ("traced", g) followed by (pass name, graph after it) for each pass.
-    With no passes, every op is its own kernel: the eager program.
     """
+    if passes is None:
+        from .passes import PIPELINE
+        passes = PIPELINE
     if verify:
         g.verify()
     stages = [("traced", g)]

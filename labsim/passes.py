@@ -1,0 +1,423 @@
+"""Compiler passes: pure, named ``Graph -> Graph`` functions, listed once in :data:`PIPELINE`.
+
+Introduced in "The compiler at work". Each pass returns a new graph (the old one is untouched) and
+keeps the program's meaning: ``ls.evaluate`` gives the same result before and after (tested on random
+programs). ``ls.compile(g)`` runs :data:`PIPELINE` in order and records every intermediate graph in
+``prog.stages``; ``ls.compile(g, passes=[...])`` runs the passes you choose.
+
+Analyses return data (see :func:`fusion_plan`); the fusion pass stores its plan and its reasons in the
+graph (``Graph.groups``, ``Graph.notes``) so lowering, drawing and the book can read them.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import ops
+from .dtypes import numpy_dtype
+from .ir import ArrayValue, Atom, Graph, Literal, Node, Var, freeze_attrs
+from .ops import OpKind
+from .rewrite import decompose as _decompose
+
+Pass = Callable[[Graph], Graph]
+
+
+# ----------------------------------------------------------------------------------------------
+# small tools
+class _Builder:
+    """Collects nodes for a rewritten graph, with a substitution map old var -> new atom."""
+
+    def __init__(self, g: Graph) -> None:
+        self.g = g
+        self.nodes: list[Node] = []
+        self.sub: dict[int, Atom] = {}
+
+    def atom(self, a: Atom) -> Atom:
+        return self.sub.get(id(a), a) if isinstance(a, Var) else a
+
+    def keep(self, n: Node) -> None:
+        operands = tuple(self.atom(a) for a in n.operands)
+        if all(x is y for x, y in zip(operands, n.operands)):
+            self.nodes.append(n)
+        else:
+            self.nodes.append(Node(n.op, operands, n.attrs, n.out))
+
+    def emit(self, op: str, operands: Sequence[Atom], **params) -> Var:
+        aval = ops.get(op).infer(tuple(a.aval for a in operands), params)
+        out = Var(aval)
+        self.nodes.append(Node(op, tuple(operands), freeze_attrs(params), out))
+        return out
+
+    def finish(self, **changes) -> Graph:
+        outs = tuple(self.atom(o) for o in self.g.outputs)
+        return self.g.replace(nodes=tuple(self.nodes), outputs=outs, groups=None, notes=(), **changes)
+
+
+def _is_lit(a: Atom, value: float) -> bool:
+    return isinstance(a, Literal) and a.aval.dtype != "bool" and float(a.value) == value
+
+
+def _same_aval(a: Atom, n: Node) -> bool:
+    return a.aval == n.out.aval
+
+
+# ----------------------------------------------------------------------------------------------
+def decompose(g: Graph) -> Graph:
+    """Expand composite ops (softmax, layer_norm, gelu, mean) into primitives, as PyTorch's
+    decomposition lowers thousands of ATen ops to a few hundred core ones."""
+    if not any(ops.get(n.op).kind is OpKind.COMPOSITE for n in g.nodes):
+        return g
+    return _decompose(g)
+
+
+def dce(g: Graph) -> Graph:
+    """Dead-code elimination: drop every node whose result no output depends on."""
+    live: set[int] = {id(o) for o in g.outputs if isinstance(o, Var)}
+    keep = []
+    for n in reversed(g.nodes):
+        if id(n.out) in live:
+            keep.append(n)
+            live.update(id(a) for a in n.in_vars)
+    if len(keep) == len(g.nodes):
+        return g
+    return g.replace(nodes=tuple(reversed(keep)), groups=None, notes=())
+
+
+def _key(a: Atom):
+    return ("lit", a.value, a.aval.dtype) if isinstance(a, Literal) else id(a)
+
+
+def cse(g: Graph) -> Graph:
+    """Common-subexpression elimination: an op applied to the same operands with the same attributes
+    is computed once (commutative ops match with operands swapped)."""
+    b = _Builder(g)
+    seen: dict[tuple, Var] = {}
+    for n in g.nodes:
+        operands = tuple(b.atom(a) for a in n.operands)
+        keys = tuple(_key(a) for a in operands)
+        if ops.get(n.op).commutative:
+            keys = tuple(sorted(keys, key=repr))
+        k = (n.op, keys, n.attrs)
+        if k in seen:
+            b.sub[id(n.out)] = seen[k]
+            continue
+        seen[k] = n.out
+        b.keep(n)
+    return b.finish()
+
+
+MAX_FOLD_ELEMENTS = 1 << 16
+
+
+def constant_fold(g: Graph) -> Graph:
+    """Constant folding: an op whose operands are all constants is computed at compile time.
+
+    Scalars become literals. Broadcasts are not folded (a big constant costs more memory traffic than
+    the broadcast), nor results larger than ``MAX_FOLD_ELEMENTS``.
+    """
+    b = _Builder(g)
+    const: dict[int, np.ndarray] = {}
+    for n in g.nodes:
+        operands = [b.atom(a) for a in n.operands]
+        if n.op == "constant":
+            const[id(n.out)] = ops.get("constant").impl(**n.params)
+            b.keep(n)
+            continue
+        vals = []
+        for a in operands:
+            if isinstance(a, Literal):
+                vals.append(np.asarray(a.value, dtype=numpy_dtype(a.aval.dtype)))
+            elif id(a) in const:
+                vals.append(const[id(a)])
+            else:
+                vals = None
+                break
+        if vals is None or n.op in ("broadcast", "iota") or n.out.aval.size > MAX_FOLD_ELEMENTS \
+                or ops.get(n.op).kind is OpKind.COMPOSITE or not operands:
+            b.keep(n)
+            continue
+        val = np.asarray(ops.get(n.op).impl(*vals, **n.params)).astype(numpy_dtype(n.out.aval.dtype))
+        if n.out.aval.shape == ():
+            b.sub[id(n.out)] = Literal(val.item(), n.out.aval)
+        else:
+            out = b.emit("constant", (), value=ArrayValue(val), dtype=n.out.aval.dtype)
+            const[id(out)] = val
+            b.sub[id(n.out)] = out
+    return dce(b.finish())
+
+
+def simplify(g: Graph) -> Graph:
+    """Algebraic simplification: x*1, 1*x, x+0, 0+x, x-0, x/1 → x; -(-x) → x; transpose of transpose →
+    one transpose (or none); reshape of reshape → one reshape; no-op reshape/transpose/convert/
+    broadcast → removed; x / broadcast(y) → x * broadcast(1/y) (fewer divides, as XLA rewrites it)."""
+    b = _Builder(g)
+    producer: dict[int, Node] = {}
+    for n in g.nodes:
+        a = [b.atom(x) for x in n.operands]
+        rep: Atom | None = None
+        op = n.op
+        if op in ("add", "subtract") and len(a) == 2 and _is_lit(a[1], 0.0) and _same_aval(a[0], n):
+            rep = a[0]
+        elif op == "add" and _is_lit(a[0], 0.0) and _same_aval(a[1], n):
+            rep = a[1]
+        elif op in ("multiply", "divide") and _is_lit(a[1], 1.0) and _same_aval(a[0], n):
+            rep = a[0]
+        elif op == "multiply" and _is_lit(a[0], 1.0) and _same_aval(a[1], n):
+            rep = a[1]
+        elif op == "negate" and isinstance(a[0], Var) and id(a[0]) in producer and producer[id(a[0])].op == "negate":
+            rep = b.atom(producer[id(a[0])].operands[0])
+        elif op == "convert" and a[0].aval == n.out.aval:
+            rep = a[0]
+        elif op == "reshape" and a[0].aval.shape == n.out.aval.shape:
+            rep = a[0]
+        elif op == "broadcast" and a[0].aval.shape == n.out.aval.shape:
+            rep = a[0]
+        elif op == "transpose":
+            perm = n.attr("permutation")
+            src = a[0]
+            if isinstance(src, Var) and id(src) in producer and producer[id(src)].op == "transpose":
+                inner = producer[id(src)]
+                perm = tuple(inner.attr("permutation")[i] for i in perm)
+                src = b.atom(inner.operands[0])
+            if perm == tuple(range(len(perm))):
+                rep = src
+            elif src is not a[0]:
+                rep = b.emit("transpose", (src,), permutation=perm)
+                producer[id(rep)] = b.nodes[-1]
+        elif op == "reshape" and isinstance(a[0], Var) and id(a[0]) in producer and producer[id(a[0])].op == "reshape":
+            src = b.atom(producer[id(a[0])].operands[0])
+            rep = src if src.aval.shape == n.out.aval.shape else b.emit("reshape", (src,), new_sizes=n.attr("new_sizes"))
+            if isinstance(rep, Var) and rep is not src:
+                producer[id(rep)] = b.nodes[-1]
+        elif op == "divide" and isinstance(a[1], Var) and id(a[1]) in producer \
+                and producer[id(a[1])].op == "broadcast" and a[0].aval.dtype.startswith(("float", "bfloat")):
+            bc = producer[id(a[1])]
+            small = b.atom(bc.operands[0])
+            if small.aval.size < n.out.aval.size:
+                recip = b.emit("divide", (Literal(1.0, small.aval.__class__((), small.aval.dtype)), small))
+                rb = b.emit("broadcast", (recip,), shape=bc.attr("shape"),
+                            broadcast_dimensions=bc.attr("broadcast_dimensions"))
+                rep = b.emit("multiply", (a[0], rb))
+                producer[id(rb)] = b.nodes[-2]
+        if rep is not None:
+            b.sub[id(n.out)] = rep
+            continue
+        b.keep(n)
+        producer[id(n.out)] = b.nodes[-1]
+    return dce(b.finish())
+
+
+def fold_transpose(g: Graph) -> Graph:
+    """Layout: a ``dot`` that reads a transposed operand reads the original instead, with its
+    dimension numbers permuted (the matrix unit can read either layout); the transpose then dies."""
+    b = _Builder(g)
+    producer: dict[int, Node] = {}
+    for n in g.nodes:
+        a = [b.atom(x) for x in n.operands]
+        if n.op == "dot":
+            (lc, rc), (lb, rb) = n.attr("contracting"), n.attr("batch")
+            new = list(a)
+            dims = [[lc, lb], [rc, rb]]
+            changed = False
+            for side in (0, 1):
+                t = producer.get(id(a[side])) if isinstance(a[side], Var) else None
+                if t is None or t.op != "transpose":
+                    continue
+                perm = t.attr("permutation")
+                used = set(dims[side][0]) | set(dims[side][1])
+                free = [d for d in range(len(perm)) if d not in used]
+                mapped_free = [perm[d] for d in free]
+                if mapped_free != sorted(mapped_free):
+                    continue  # would reorder the result's dimensions
+                dims[side] = [tuple(perm[d] for d in dims[side][0]), tuple(perm[d] for d in dims[side][1])]
+                new[side] = b.atom(t.operands[0])
+                changed = True
+            if changed:
+                out = b.emit("dot", tuple(new), contracting=(dims[0][0], dims[1][0]), batch=(dims[0][1], dims[1][1]))
+                b.sub[id(n.out)] = out
+                producer[id(out)] = b.nodes[-1]
+                continue
+        b.keep(n)
+        producer[id(n.out)] = b.nodes[-1]
+    return dce(b.finish())
+
+
+# ----------------------------------------------------------------------------------------------
+# fusion
+_LOOP_KINDS = (OpKind.ELEMENTWISE, OpKind.DATA_MOVEMENT)
+
+
+def _kind(n: Node) -> OpKind:
+    return ops.get(n.op).kind
+
+
+def fusion_plan(g: Graph) -> tuple[list[list[int]], list[str]]:
+    """Decide which nodes share a kernel. Returns (groups of node indices, reasons for not fusing).
+
+    Rules, in the spirit of XLA's GPU fusion:
+    - elementwise and data-movement producers fuse into their consumer (vertical fusion), but only if
+      every user of the producer is in the same kernel (otherwise it would be computed twice);
+    - a reduction is a fusion root: it absorbs elementwise producers, but its result leaves the kernel;
+    - a ``dot`` takes an elementwise epilogue of its own shape (bias, activation), and never a producer;
+    - two contractions never share a kernel;
+    - independent loop kernels of the same shape that read a common input merge (horizontal fusion).
+    """
+    nodes = g.nodes
+    index = {id(n.out): i for i, n in enumerate(nodes)}
+    users: dict[int, list[int]] = {i: [] for i in range(len(nodes))}
+    for i, n in enumerate(nodes):
+        for a in n.in_vars:
+            if id(a) in index:
+                users[index[id(a)]].append(i)
+    out_ids = {id(o) for o in g.outputs if isinstance(o, Var)}
+    group: dict[int, int] = {}
+    members: dict[int, list[int]] = {}
+    notes: list[str] = []
+    names = g.names()
+
+    def label(i: int) -> str:
+        return f"{names[id(nodes[i].out)]} ({nodes[i].op})"
+
+    def kinds(gid: int) -> set[OpKind]:
+        return {_kind(nodes[j]) for j in members[gid]}
+
+    for i in reversed(range(len(nodes))):
+        n = nodes[i]
+        if n.op == "constant" or i in group:
+            continue
+        gid = i
+        group[i] = gid
+        members[gid] = [i]
+        frontier = [i]
+        while frontier:
+            c = frontier.pop()
+            for a in nodes[c].in_vars:
+                p = index.get(id(a))
+                if p is None or p in group or nodes[p].op == "constant":
+                    continue
+                pk = _kind(nodes[p])
+                gk = kinds(gid)
+                why = None
+                if any(group.get(u) != gid for u in users[p]):
+                    why = "its result is also read by another kernel; fusing would compute it twice"
+                elif id(nodes[p].out) in out_ids and pk is OpKind.CONTRACTION:
+                    why = "it is a program output"
+                elif pk is OpKind.REDUCTION:
+                    why = "a reduction must finish before its result can be used: the consumer runs in the next kernel"
+                elif pk is OpKind.CONTRACTION:
+                    if OpKind.CONTRACTION in gk or OpKind.REDUCTION in gk:
+                        why = "a kernel holds at most one contraction or reduction root"
+                    elif any(_kind(nodes[j]) is OpKind.ELEMENTWISE and nodes[j].out.aval.shape != nodes[p].out.aval.shape
+                             for j in members[gid]):
+                        why = "the epilogue changes shape; only same-shape elementwise epilogues fuse into a dot"
+                elif pk in _LOOP_KINDS and OpKind.CONTRACTION in gk:
+                    if nodes[c].op == "dot":
+                        why = "a dot reads its operands tile by tile; producers are not fused into it"
+                if why:
+                    if nodes[p].op not in ("reshape",):
+                        notes.append(f"{label(p)} → {label(c)} not fused: {why}.")
+                    continue
+                group[p] = gid
+                members[gid].append(p)
+                frontier.append(p)
+    # reshapes left alone are free bitcasts: no kernel
+    groups = [sorted(m) for m in members.values()
+              if not (len(m) == 1 and nodes[m[0]].op == "reshape")]
+    groups = _horizontal(g, groups, users, index, notes, label)
+    return _order(groups, nodes, index), notes
+
+
+def _reads(g: Graph, grp: list[int], index: dict[int, int]) -> set[int]:
+    inside = {id(g.nodes[i].out) for i in grp}
+    return {id(a) for i in grp for a in g.nodes[i].in_vars if id(a) not in inside}
+
+
+def _horizontal(g, groups, users, index, notes, label):
+    """Merge independent loop kernels of one output shape that read a common input."""
+    nodes = g.nodes
+
+    def is_loop(grp):
+        return all(_kind(nodes[i]) in _LOOP_KINDS for i in grp)
+
+    def shape(grp):
+        return nodes[max(grp)].out.aval.shape
+
+    def depends(a, b):  # does group a (transitively) read anything group b computes?
+        target = {id(nodes[i].out) for i in b}
+        stack, seen = [i for i in a], set()
+        while stack:
+            i = stack.pop()
+            for v in nodes[i].in_vars:
+                if id(v) in target:
+                    return True
+                j = index.get(id(v))
+                if j is not None and j not in seen:
+                    seen.add(j)
+                    stack.append(j)
+        return False
+
+    merged = True
+    while merged:
+        merged = False
+        for x in range(len(groups)):
+            for y in range(x + 1, len(groups)):
+                ga, gb = groups[x], groups[y]
+                if not (is_loop(ga) and is_loop(gb)) or shape(ga) != shape(gb):
+                    continue
+                shared = _reads(g, ga, index) & _reads(g, gb, index)
+                if not shared or depends(ga, gb) or depends(gb, ga):
+                    continue
+                notes.append(f"horizontal fusion: {label(max(ga))} and {label(max(gb))} read the same input "
+                             "and now share one kernel.")
+                groups[x] = sorted(ga + gb)
+                del groups[y]
+                merged = True
+                break
+            if merged:
+                break
+    return groups
+
+
+def _order(groups, nodes, index) -> list[list[int]]:
+    """Topological order of groups (Kahn), ties broken by first node index."""
+    owner = {i: gi for gi, grp in enumerate(groups) for i in grp}
+
+    def src(i):  # look through ungrouped reshapes
+        while i is not None and i not in owner and nodes[i].op == "reshape":
+            a = nodes[i].operands[0]
+            i = index.get(id(a)) if isinstance(a, Var) else None
+        return i
+
+    deps = {gi: set() for gi in range(len(groups))}
+    for gi, grp in enumerate(groups):
+        for i in grp:
+            for a in nodes[i].in_vars:
+                j = src(index.get(id(a)))
+                if j is not None and j in owner and owner[j] != gi:
+                    deps[gi].add(owner[j])
+    order, done = [], set()
+    while len(order) < len(groups):
+        ready = [gi for gi in range(len(groups)) if gi not in done and deps[gi] <= done]
+        if not ready:
+            raise AssertionError("fusion produced a cycle between kernels")
+        gi = min(ready, key=lambda k: min(groups[k]))
+        order.append(groups[gi])
+        done.add(gi)
+    return order
+
+
+def fuse(g: Graph) -> Graph:
+    """Operator fusion: record a fusion plan (which ops share a kernel) and the reasons behind it."""
+    groups, notes = fusion_plan(g)
+    return g.replace(groups=tuple(tuple(x) for x in groups), notes=tuple(notes))
+
+
+# ----------------------------------------------------------------------------------------------
+PIPELINE: tuple[Pass, ...] = (decompose, simplify, constant_fold, cse, fold_transpose, dce, fuse)
+"""The default pipeline ``ls.compile`` runs, in order."""
+
+PASSES: dict[str, Pass] = {p.__name__: p for p in PIPELINE}
+
+__all__ = ["PIPELINE", "PASSES", "decompose", "simplify", "constant_fold", "cse", "fold_transpose", "dce",
+           "fuse", "fusion_plan"]
