@@ -14,14 +14,15 @@ Public API (see DESIGN.md)::
 """
 from __future__ import annotations
 
-from . import dtypes, hardware, ops
+from . import dtypes, hardware, ops, passes
 from . import numpy  # noqa: F401  (installs the Tracer operators)
 from . import nn  # noqa: F401  (registers composite ops)
 from .autodiff import grad, value_and_grad, vjp
-from .cost import Bound, KernelCost, ProgramCost, estimate, kernel_cost
+from .cost import Bound, KernelCost, OutOfMemory, OutOfMemoryError, ProgramCost, estimate, kernel_cost, memory_check
 from .dtypes import DtypeError
 from .events import Event, Trace
 from .hardware import Chip, ChipKind, Link, Unit
+from .buffers import assign_buffers
 from .interpreter import evaluate
 from .ir import Graph, Literal, Node, ShapeDtype, ShapeError, TraceError, Var, VerifyError
 from .program import Kernel, KernelKind, Launch, Program, compile, lower
@@ -36,6 +37,7 @@ __all__ = [
     "trace", "Tracer", "evaluate", "compile", "lower", "Program", "Kernel", "KernelKind", "Launch",
     "grad", "value_and_grad", "vjp",
     "Chip", "ChipKind", "Link", "Unit", "hardware", "ops", "dtypes",
-    "estimate", "kernel_cost", "KernelCost", "ProgramCost", "Bound",
+    "estimate", "kernel_cost", "KernelCost", "ProgramCost", "Bound", "OutOfMemory", "OutOfMemoryError",
+    "memory_check", "passes", "assign_buffers",
     "simulate", "RunResult", "Event", "Trace", "Table",
 ]

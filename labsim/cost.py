@@ -84,10 +84,49 @@ def kernel_cost(kernel: Kernel, chip: Chip | str) -> KernelCost:
 
 
 @dataclass(frozen=True)
+class OutOfMemory:
+    """The program's buffers do not fit in the chip's memory: which, how many bytes, against what."""
+
+    chip: str
+    capacity: int
+    needed: int  # peak live bytes under the buffer assignment
+    largest: tuple[tuple[str, int], ...]  # the biggest buffers live at the peak, (name, bytes)
+
+    def __str__(self) -> str:
+        items = ", ".join(f"{n} ({b / 2**30:.2f} GiB)" for n, b in self.largest)
+        return (f"out of memory on {self.chip}: the program needs {self.needed:,} bytes "
+                f"({self.needed / 1e9:.2f} GB) at its peak but the chip has {self.capacity:,} bytes "
+                f"({self.capacity / 1e9:.2f} GB); largest live buffers: {items}")
+
+
+class OutOfMemoryError(MemoryError):
+    def __init__(self, report: OutOfMemory) -> None:
+        super().__init__(str(report))
+        self.report = report
+
+
+def memory_check(prog: Program, chip: Chip | str) -> OutOfMemory | None:
+    """None if ``prog``'s peak live memory fits in the chip's HBM, else an :class:`OutOfMemory` report."""
+    chip = get(chip)
+    plan = prog.buffers
+    peak_step = max(range(-1, plan.n_steps + 1), key=plan.live_bytes)
+    needed = plan.live_bytes(peak_step)
+    if needed <= chip.hbm_capacity:
+        return None
+    live = sorted((b for b in plan.buffers if b.live_at(peak_step)), key=lambda b: -b.size)[:4]
+    return OutOfMemory(chip.name, int(chip.hbm_capacity), needed, tuple((b.name, b.size) for b in live))
+
+
+@dataclass(frozen=True)
 class ProgramCost:
     chip: Chip
     kernels: tuple[KernelCost, ...]
     launch_overhead: float  # per kernel
+    oom: OutOfMemory | None = None
+
+    @property
+    def fits(self) -> bool:
+        return self.oom is None
 
     @property
     def kernel_time(self) -> float:
@@ -99,7 +138,12 @@ class ProgramCost:
 
     @property
     def time(self) -> float:
-        """Kernels back to back, each paying the launch overhead (no overlap between launches)."""
+        """Kernels back to back, each paying the launch overhead (no overlap between launches).
+
+        Raises :class:`OutOfMemoryError` (with the report) if the program does not fit on the chip.
+        """
+        if self.oom is not None:
+            raise OutOfMemoryError(self.oom)
         return self.kernel_time + self.overhead_time
 
     @property
@@ -116,8 +160,14 @@ class ProgramCost:
                  "memory µs": k.memory_time * 1e6, "bound": k.bound.value} for k in self.kernels]
 
 
-def estimate(prog: Program, chip: Chip | str, *, launch_overhead: bool = True) -> ProgramCost:
-    """Roofline cost of every kernel of ``prog`` on ``chip`` (plus launch overhead per kernel)."""
+def estimate(prog: Program, chip: Chip | str, *, launch_overhead: bool = True,
+             check_memory: bool = True) -> ProgramCost:
+    """Roofline cost of every kernel of ``prog`` on ``chip`` (plus launch overhead per kernel).
+
+    If the program's buffers cannot fit in the chip's memory, the result carries an
+    :class:`OutOfMemory` report (``cost.oom``) and asking for ``cost.time`` raises.
+    """
     chip = get(chip)
     return ProgramCost(chip=chip, kernels=tuple(kernel_cost(k, chip) for k in prog.kernels),
-                       launch_overhead=chip.launch_overhead if launch_overhead else 0.0)
+                       launch_overhead=chip.launch_overhead if launch_overhead else 0.0,
+                       oom=memory_check(prog, chip) if check_memory else None)

@@ -200,6 +200,12 @@ class Program:
     def bytes(self) -> int:
         return self.bytes_read + self.bytes_written
 
+    @property
+    def buffers(self):
+        """The buffer assignment (lifetimes, offsets, peak memory): :func:`labsim.buffers.assign_buffers`."""
+        from .buffers import assign_buffers
+        return assign_buffers(self)
+
     def buffer(self, v: Var) -> Var:
         """The device buffer that holds ``v`` (a reshape's result shares its operand's buffer)."""
         return self.alias.get(id(v), v)

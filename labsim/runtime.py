@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .cost import ProgramCost, estimate
+from .cost import OutOfMemoryError, ProgramCost, estimate
 from .events import Event, Trace
 from .hardware import Chip, get
 from .program import Program
@@ -46,6 +46,8 @@ def simulate(prog: Program, chip: Chip | str, *, copy_inputs: bool = True, copy_
     """
     chip = get(chip)
     cost = estimate(prog, chip)
+    if cost.oom is not None:
+        raise OutOfMemoryError(cost.oom)
     ev: list[Event] = []
     t_host = 0.0
     ready: dict[int, float] = {}  # buffer id -> time its data is on the device
