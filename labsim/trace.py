@@ -131,7 +131,8 @@ def bind(op: str, *args, **params):
         if any(t.ctx is not ctx for t in tracers):
             raise TraceError(f"{op}: operands come from different traces (a traced value leaked out of "
                              "the function that made it)")
-        like = tracers[0].dtype
+        # a weak scalar takes the dtype of the arrays it meets, not of a boolean condition (select)
+        like = next((t.dtype for t in tracers if t.dtype != "bool"), tracers[0].dtype)
         operands = []
         for a in args:
             if isinstance(a, Tracer):
@@ -143,7 +144,8 @@ def bind(op: str, *args, **params):
         return Tracer(ctx, ctx.emit(op, tuple(operands), params))
     # eager: the same shape rule first (same errors), then the reference implementation
     arrays = []
-    like = next((canonical_dtype(a.dtype) for a in args if isinstance(a, np.ndarray)), None)
+    dts = [canonical_dtype(a.dtype) for a in args if isinstance(a, np.ndarray)]
+    like = next((d for d in dts if d != "bool"), dts[0] if dts else None)
     avals = []
     for a in args:
         if isinstance(a, (np.ndarray, np.generic)):
