@@ -422,14 +422,15 @@ def matmul(a, b):
         bshape = _np.broadcast_shapes(ba, bb)
     except ValueError:
         raise ShapeError(f"matmul: batch shapes {ba} and {bb} cannot be broadcast ({sa} @ {sb})") from None
-    if len(sa) == 1:
+    a_is_vector = len(sa) == 1  # NumPy: a 1-D lhs gets a unit row, removed again from the result
+    if a_is_vector:
         a = reshape(a, (1, sa[0]))
         sa = (1, sa[0])
     a = broadcast_to(a, bshape + sa[-2:])
     b = broadcast_to(b, bshape + sb[-2:])
     nb = len(bshape)
     out = _dot_general(a, b, ((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))))
-    if len(_shape(a)) - nb == 1:
+    if a_is_vector:
         out = squeeze(out, nb)
     return out
 
