@@ -8,6 +8,7 @@ Everything is frozen; passes build new graphs instead of editing old ones.
 from __future__ import annotations
 
 import itertools
+import operator
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
@@ -32,8 +33,8 @@ class ShapeDtype:
     dtype: str = "float32"
 
     def __post_init__(self) -> None:
-        try:
-            shape = tuple(int(d) for d in self.shape)
+        try:  # operator.index takes ints (and NumPy ints) only: 2.5 or "3" is refused, not truncated
+            shape = tuple(operator.index(d) for d in self.shape)
         except TypeError:
             raise ShapeError(f"ShapeDtype shape must be a tuple of ints, got {self.shape!r}") from None
         if any(d < 0 for d in shape):
@@ -246,7 +247,10 @@ class Graph:
                 raise VerifyError(f"input {v} appears twice")
             defined.add(id(v))
         for i, n in enumerate(self.nodes):
-            opdef = ops.get(n.op)
+            try:
+                opdef = ops.get(n.op)
+            except ops.UnknownOpError as e:
+                raise VerifyError(f"node {i}: {e.args[0]}") from None
             for a in n.operands:
                 if isinstance(a, Literal):
                     if a.aval.shape != ():
