@@ -68,8 +68,6 @@ def test_bad_shapes(bad):
         S(bad)
 
 
-@pytest.mark.xfail(strict=True, reason="bug (reported, labsim/ir.py was being edited): ShapeDtype uses int(d), "
-                   "so 2.5 is truncated to 2 and 'a' raises int()'s raw ValueError")
 @pytest.mark.parametrize("bad", [(2.5,), ("a", 2)])
 def test_non_integer_shapes_are_refused(bad):
     with pytest.raises(ls.ShapeError, match="ShapeDtype shape"):
@@ -174,8 +172,6 @@ def test_verify_3_undefined_operand():
         ls.Graph((x,), (n,), (n.out,)).verify()
 
 
-@pytest.mark.xfail(strict=True, reason="bug (reported, labsim/ir.py was being edited): verify() calls ops.get "
-                   "outside its try, so an unknown op raises UnknownOpError, not VerifyError")
 def test_verify_4_unknown_op_is_a_verify_error():
     x = Var(S((3,)))
     n = Node("frobnicate", (x,), (), Var(S((3,))))
