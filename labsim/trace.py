@@ -77,6 +77,14 @@ class Tracer:
     def __array__(self, *a, **k):
         self._concrete("conversion to a NumPy array")
 
+    def __array_function__(self, func, types, args, kwargs):
+        # np.sum(tracer) etc.: without this NumPy calls tracer.sum(out=...) and fails obscurely
+        name = getattr(func, "__name__", str(func))
+        raise TraceError(
+            f"numpy.{name} was called on a traced value {self.aval.short()}; NumPy needs concrete data. "
+            f"Use labsim.numpy (lnp.{name}) inside a traced function."
+        )
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a 0-d traced value")
