@@ -1,0 +1,91 @@
+# The labsim book: the only entry points a reader needs.
+#   make book   build the website into _build/html (executes every chapter)
+#   make test   build the book, then run every test (unit, notebooks, browser)
+#   make lab    JupyterLab on chapters/, .md files open as notebooks, widgets live
+#   make serve  serve _build/html on http://127.0.0.1:8000
+#   make bench  run benchmarks/bench_*.py (each prints a table)
+#   make clean / make distclean
+SHELL      := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON     ?= python3
+VENV       := .venv
+PY         := $(VENV)/bin/python
+STAMP      := $(VENV)/.installed
+LOCK       := requirements/lock.txt
+PORT       ?= 8000
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+
+.PHONY: all venv sysdeps book test lab serve bench lock clean distclean help
+all: book
+help:
+	@sed -n '2,8p' Makefile
+
+# ---- Python environment: reinstalled only when pyproject.toml or the lock changes ----
+venv: $(STAMP)
+$(STAMP): pyproject.toml $(LOCK)
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q -e '.[book,test]' -c $(LOCK)
+	@touch $@
+	@echo "venv ready: $(VENV)"
+
+# ---- System programs: Graphviz dot, Debian chromium (browser tests), a Korean font ----
+APT_PKGS := graphviz chromium fonts-noto-cjk
+CHROMIUM ?= /usr/bin/chromium
+define MISSING_SYSDEPS
+m=""; \
+command -v dot >/dev/null 2>&1 || m="$$m graphviz"; \
+test -x "$(CHROMIUM)" || command -v chromium >/dev/null 2>&1 || m="$$m chromium"; \
+{ fc-list :lang=ko family 2>/dev/null | grep -q . || dpkg -s fonts-noto-cjk >/dev/null 2>&1; } || m="$$m fonts-noto-cjk"; \
+echo $$m
+endef
+sysdeps:
+	@missing="$$($(MISSING_SYSDEPS))"; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing system packages:$$missing"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	  missing="$$($(MISSING_SYSDEPS))"; \
+	  if [ -z "$$missing" ]; then exit 0; fi; \
+	fi; \
+	echo "Missing system programs:$$missing" >&2; \
+	echo "Install them, then run make again:" >&2; \
+	echo "  Debian/Ubuntu: sudo apt-get install graphviz chromium fonts-noto-cjk" >&2; \
+	echo "  macOS (Homebrew): brew install graphviz && brew install --cask chromium font-noto-sans-cjk" >&2; \
+	echo "                    (then run make with CHROMIUM=/Applications/Chromium.app/Contents/MacOS/Chromium)" >&2; \
+	echo "  conda: conda env create -f environment.yml (brings graphviz); install chromium and a CJK font from your OS" >&2; \
+	exit 1
+
+# ---- The website ----
+book: $(STAMP) sysdeps
+	LABSIM_BOOK=1 $(VENV)/bin/jb build . -W --keep-going
+	@echo "built: open _build/html/index.html, or run: make serve"
+
+test: book
+	LABSIM_REQUIRE_BOOK=1 LABSIM_CHROMIUM=$(CHROMIUM) $(PY) -m pytest tests
+
+# ---- Reading and writing ----
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
+lab: $(STAMP) sysdeps
+	@mkdir -p $(LAB_SETTINGS)
+	@echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Jupytext Notebook", "myst": "Jupytext Notebook"}}}' > $(LAB_SETTINGS)/overrides.json
+	$(VENV)/bin/jupyter lab --notebook-dir=. chapters/
+
+serve:
+	@test -f _build/html/index.html || { echo "no site yet: run make book first" >&2; exit 1; }
+	@echo "serving on http://127.0.0.1:$(PORT)/ (Ctrl-C to stop)"
+	$(PYTHON) -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
+
+bench: $(STAMP) sysdeps
+	@for f in benchmarks/bench_*.py; do echo "== $$f"; LABSIM_BOOK=1 $(PY) $$f; done
+
+# Refresh the pinned constraints from the current venv (after changing pyproject.toml).
+lock: $(STAMP)
+	@{ sed -n '1,4p' $(LOCK); $(PY) -m pip freeze --exclude-editable | grep -viE '^(labsim|pip|setuptools)=='; } > $(LOCK).new
+	mv $(LOCK).new $(LOCK)
+
+clean:
+	rm -rf _build .jupyter_cache .pytest_cache .hypothesis build *.egg-info
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -print0 | xargs -0 rm -rf
+distclean: clean
+	rm -rf $(VENV)

@@ -1,0 +1,226 @@
+"""The built website in headless Chromium: offline, error-free, figures drawn, usable on a phone.
+
+Every page of ``_build/html`` is opened at desktop (1280 px) and phone (390 px) width. A page fails on:
+
+* a request whose URL is not on the local test server (it is aborted and recorded): the site must
+  work offline, with no CDN, fonts or analytics from elsewhere;
+* a console error or an uncaught exception; a failed request; an HTTP status >= 400;
+* a ``.labsim-figure`` whose ``.labsim-plot`` has no ``svg.main-svg`` with at least one trace within
+  10 s, or (interactive figures) a ``input.labsim-slider`` that does not change the plotted data;
+* horizontal scrolling of the page at phone width.
+
+Screenshots of every page go to ``_build/screenshots/``. The meta-tests at the end prove the
+checker can fail: a page with an injected outside script, and a figure that never draws.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from conftest import SITE, built_pages, serve_directory
+
+pytestmark = [pytest.mark.book, pytest.mark.browser]
+
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+FIGURE_TIMEOUT_MS = 10_000
+SLIDER_TIMEOUT_MS = 5_000
+
+PAGES = built_pages()
+
+
+@dataclass
+class PageReport:
+    page: str
+    outside: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    figures: int = 0
+    sliders: int = 0
+
+    def all_problems(self) -> list[str]:
+        return [f"outside request: {u}" for u in self.outside] + self.problems
+
+
+_PLOT_DRAWN = """(root) => {
+  const p = root.querySelector('.labsim-plot');
+  return !!(p && p.querySelector('svg.main-svg') && Array.isArray(p.data) && p.data.length > 0);
+}"""
+
+_PLOT_DATA = "(root) => JSON.stringify(root.querySelector('.labsim-plot').data)"
+
+_MOVE_SLIDER = """(s) => {
+  const min = s.min === '' ? 0 : Number(s.min), max = s.max === '' ? 100 : Number(s.max);
+  const cur = Number(s.value);
+  s.value = String(cur !== max ? max : min);
+  s.dispatchEvent(new Event('input', {bubbles: true}));
+  s.dispatchEvent(new Event('change', {bubbles: true}));
+  return s.value;
+}"""
+
+_SETTLED = """async () => {
+  const mj = window.MathJax && window.MathJax.startup && window.MathJax.startup.promise;
+  if (mj) { await mj; }
+  await document.fonts.ready;
+  return true;
+}"""
+
+_H_OVERFLOW = """() => {
+  const w = window.innerWidth, d = document.documentElement.scrollWidth, b = document.body.scrollWidth;
+  const bodyClips = ['hidden', 'clip'].includes(getComputedStyle(document.body).overflowX);
+  return {inner: w, doc: d, body: b, overflow: d > w + 1 || (!bodyClips && b > w + 1)};
+}"""
+
+
+def _slug(page: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", page.removesuffix(".html"))
+
+
+def check_page(browser, base_url: str, page: str, *, viewport: dict, screenshot: Path | None = None,
+               sliders: bool = True, figure_timeout_ms: int = FIGURE_TIMEOUT_MS) -> PageReport:
+    """Open ``base_url + page`` and report every way it breaks the site's rules."""
+    rep = PageReport(page)
+    ctx = browser.new_context(viewport=viewport, service_workers="block")
+    try:
+        pg = ctx.new_page()
+
+        def route(r):
+            url = r.request.url
+            if url.startswith(base_url):
+                r.continue_()
+            else:
+                rep.outside.append(url)
+                r.abort()
+
+        pg.route("**/*", route)
+
+        def on_console(msg):
+            if msg.type != "error":
+                return
+            loc = (msg.location or {}).get("url", "")
+            if loc and not loc.startswith(base_url) and loc in rep.outside:
+                return  # the console echo of a request we aborted; already recorded
+            if "Failed to load resource" in msg.text and any(u in msg.text for u in rep.outside):
+                return
+            rep.problems.append(f"console error: {msg.text} @ {loc}")
+
+        pg.on("console", on_console)
+        pg.on("pageerror", lambda exc: rep.problems.append(f"uncaught exception: {exc}"))
+        pg.on("requestfailed", lambda req: None if not req.url.startswith(base_url)
+              else rep.problems.append(f"request failed: {req.url} ({req.failure})"))
+        pg.on("response", lambda res: res.status >= 400 and rep.problems.append(
+            f"HTTP {res.status}: {res.url}"))
+
+        pg.goto(base_url + page, wait_until="load")
+        # Playwright's "networkidle" is unreliable with request routing (it sometimes waits its full
+        # timeout), so wait for what the site itself loads late: MathJax's typesetting and fonts.
+        pg.wait_for_function("document.readyState === 'complete'")
+        pg.evaluate(_SETTLED)
+        pg.wait_for_timeout(250)
+
+        figures = pg.locator(".labsim-figure")
+        rep.figures = figures.count()
+        for i in range(rep.figures):
+            fig = figures.nth(i)
+            fid = fig.get_attribute("id") or f"#{i}"
+            handle = fig.element_handle()
+            try:
+                pg.wait_for_function(f"(root) => ({_PLOT_DRAWN})(root)", arg=handle,
+                                     timeout=figure_timeout_ms)
+            except Exception:  # noqa: BLE001
+                rep.problems.append(f"figure {fid} did not render (no svg.main-svg with a trace)")
+                continue
+            if not sliders or fig.get_attribute("data-labsim-kind") != "interactive":
+                continue
+            inputs = fig.locator("input.labsim-slider")
+            if inputs.count() == 0:
+                rep.problems.append(f"interactive figure {fid} has no input.labsim-slider")
+            for j in range(inputs.count()):
+                rep.sliders += 1
+                slider = inputs.nth(j)
+                name = slider.get_attribute("data-param") or str(j)
+                before = handle.evaluate(_PLOT_DATA)
+                slider.evaluate(_MOVE_SLIDER)
+                try:
+                    pg.wait_for_function(f"([root, b]) => ({_PLOT_DATA})(root) !== b",
+                                         arg=[handle, before], timeout=SLIDER_TIMEOUT_MS)
+                except Exception:  # noqa: BLE001
+                    rep.problems.append(f"figure {fid}: moving slider {name!r} did not change the plot")
+
+        if viewport["width"] < 600:
+            o = pg.evaluate(_H_OVERFLOW)
+            if o["overflow"]:
+                rep.problems.append(
+                    f"scrolls horizontally at {o['inner']} px (document {o['doc']} px, body {o['body']} px)")
+        if screenshot is not None:
+            pg.screenshot(path=str(screenshot), full_page=True)
+    finally:
+        ctx.close()
+    return rep
+
+
+def test_site_is_built(site):
+    assert PAGES, "no pages found in the built site"
+    assert "book/intro.html" in PAGES
+
+
+@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("device", ["desktop", "phone"])
+def test_page(page, device, browser, site_url, screenshot_dir):
+    viewport = DESKTOP if device == "desktop" else PHONE
+    shot = screenshot_dir / f"{_slug(page)}-{device}.png"
+    rep = check_page(browser, site_url, page, viewport=viewport, screenshot=shot,
+                     sliders=device == "desktop")
+    print(f"{page} [{device}]: {rep.figures} figures, {rep.sliders} sliders moved")
+    assert not rep.all_problems(), f"{page} at {device} width:\n  " + "\n  ".join(rep.all_problems())
+
+
+# ---- the checker itself can fail -------------------------------------------------------------------
+
+def _copy_page_with(tmp_path: Path, site: Path, page: str, snippet: str) -> Path:
+    """Copy one built page into tmp_path (sharing the site's _static) with ``snippet`` before </body>."""
+    html = (site / page).read_text(encoding="utf-8")
+    assert "</body>" in html
+    target = tmp_path / page
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(html.replace("</body>", snippet + "\n</body>", 1), encoding="utf-8")
+    # Everything else the page refers to (_static, searchindex.js, sibling pages) is linked, not copied.
+    own = Path(page).parts[0] if len(Path(page).parts) > 1 else None
+    for item in site.iterdir():
+        if item.name == own:
+            for sub in item.iterdir():
+                if not (target.parent / sub.name).exists():
+                    (target.parent / sub.name).symlink_to(sub, target_is_directory=sub.is_dir())
+        elif not (tmp_path / item.name).exists():
+            (tmp_path / item.name).symlink_to(item, target_is_directory=item.is_dir())
+    return target
+
+
+def test_checker_reports_outside_request(site, browser, tmp_path):
+    page = "book/intro.html"
+    _copy_page_with(tmp_path, site, page, '<script src="https://example.com/x.js"></script>')
+    with serve_directory(tmp_path) as url:
+        rep = check_page(browser, url, page, viewport=DESKTOP)
+    assert rep.outside == ["https://example.com/x.js"], rep
+    assert rep.problems == [], f"the untouched parts of the page should pass: {rep.problems}"
+
+
+def test_checker_reports_figure_that_does_not_render(site, browser, tmp_path):
+    page = "book/intro.html"
+    _copy_page_with(tmp_path, site, page,
+                    '<div class="labsim-figure" id="lsfig-broken" data-labsim-kind="static">'
+                    '<div class="labsim-plot" role="img" aria-label="never drawn"></div></div>')
+    with serve_directory(tmp_path) as url:
+        rep = check_page(browser, url, page, viewport=DESKTOP, figure_timeout_ms=2_000)
+    assert rep.figures == 1
+    assert any("lsfig-broken did not render" in p for p in rep.problems), rep
+
+
+def test_screenshots_written(site, screenshot_dir):
+    shots = sorted(screenshot_dir.glob("*.png"))
+    if not shots:
+        pytest.skip("run after the page tests (they write the screenshots)")
+    assert all(s.stat().st_size > 1000 for s in shots)
+
