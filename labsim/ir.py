@@ -274,29 +274,33 @@ class Graph:
         return self
 
     def _verify_groups(self) -> None:
-        owner: dict[int, int] = {}
+        from .ops import DUPLICABLE
+
+        owners: dict[int, set[int]] = {}
         for gi, grp in enumerate(self.groups):
             if not grp:
                 raise VerifyError(f"fusion group {gi} is empty")
             for i in grp:
                 if not 0 <= i < len(self.nodes):
                     raise VerifyError(f"fusion group {gi} names node {i}, which does not exist")
-                if i in owner:
-                    raise VerifyError(f"node {i} ({self.nodes[i].op}) is in fusion groups {owner[i]} and {gi}")
-                owner[i] = gi
+                if i in owners and self.nodes[i].op not in DUPLICABLE:
+                    raise VerifyError(f"node {i} ({self.nodes[i].op}) is in fusion groups {sorted(owners[i])} and "
+                                      f"{gi}, but only cheap ops may be computed in two kernels")
+                owners.setdefault(i, set()).add(gi)
         for i, n in enumerate(self.nodes):
-            if n.op not in ("constant", "reshape") and i not in owner:
+            if n.op not in ("constant", "reshape") and i not in owners:
                 raise VerifyError(f"node {i} ({n.op}) is in no fusion group")
         index = {id(n.out): i for i, n in enumerate(self.nodes)}
         for gi, grp in enumerate(self.groups):
             for i in grp:
                 for a in self.nodes[i].in_vars:
                     j = index.get(id(a))
-                    while j is not None and j not in owner and self.nodes[j].op == "reshape":
+                    while j is not None and j not in owners and self.nodes[j].op == "reshape":
                         src = self.nodes[j].operands[0]
                         j = index.get(id(src)) if isinstance(src, Var) else None
-                    if j is not None and j in owner and owner[j] > gi:
-                        raise VerifyError(f"fusion group {gi} reads node {j}, computed later by group {owner[j]}")
+                    if j is not None and j in owners and gi not in owners[j] and min(owners[j]) > gi:
+                        raise VerifyError(f"fusion group {gi} reads node {j}, computed only by later group(s) "
+                                          f"{sorted(owners[j])}")
 
     # -- printing ------------------------------------------------------------------------------
     def names(self) -> dict[int, str]:

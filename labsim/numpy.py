@@ -20,8 +20,15 @@ from .ir import ShapeDtype, ShapeError, TraceError
 from .trace import Tracer, bind, is_arraylike
 
 ndarray = _np.ndarray
-float32, float16, float64, int32, int8 = "float32", "float16", "float64", "int32", "int8"
-bfloat16, bool_ = "bfloat16", "bool"
+class _DType(str):
+    """A dtype name that can also be called, like ``jnp.float32(3)``, to make a scalar of that dtype."""
+
+    def __call__(self, x):
+        return asarray(x, str(self))
+
+
+float32, float16, float64, int32, int8 = (_DType(n) for n in ("float32", "float16", "float64", "int32", "int8"))
+bfloat16, bool_ = _DType("bfloat16"), _DType("bool")
 pi, e, inf, nan = _np.pi, _np.e, _np.inf, _np.nan
 newaxis = None
 

@@ -87,6 +87,12 @@ def get(name: str) -> OpDef:
         raise UnknownOpError(f"no op named {name!r} in the registry; known ops: {sorted(REGISTRY)}") from None
 
 
+# Ops cheap enough that fusion may compute them again in a second kernel instead of writing their result
+# to memory and reading it back (XLA duplicates such producers too; exp, divide, dots are never duplicated).
+DUPLICABLE = frozenset({"add", "subtract", "multiply", "maximum", "minimum", "negate", "abs", "compare",
+                        "select", "convert", "integer_pow", "broadcast", "reshape", "transpose", "slice", "iota"})
+
+
 def is_kind(name: str, *kinds: OpKind) -> bool:
     return get(name).kind in kinds
 

@@ -150,13 +150,41 @@ def constant_fold(g: Graph) -> Graph:
 def simplify(g: Graph) -> Graph:
     """Algebraic simplification: x*1, 1*x, x+0, 0+x, x-0, x/1 → x; -(-x) → x; transpose of transpose →
     one transpose (or none); reshape of reshape → one reshape; no-op reshape/transpose/convert/
-    broadcast → removed; x / broadcast(y) → x * broadcast(1/y) (fewer divides, as XLA rewrites it)."""
+    broadcast → removed; x / broadcast(y) → x * broadcast(1/y) (fewer divides, as XLA rewrites it);
+    x / c → x * (1/c) for a literal c; 1/sqrt(y) → rsqrt(y); c1 * (c2 * x) → (c1·c2) * x; an array constant whose elements are
+    all equal, or a broadcast literal, becomes a scalar literal where an elementwise op uses it."""
     b = _Builder(g)
     producer: dict[int, Node] = {}
+    splat: dict[int, Literal] = {}  # constants (or broadcasts of literals) whose elements are all equal
     for n in g.nodes:
         a = [b.atom(x) for x in n.operands]
+        if ops.get(n.op).kind is OpKind.ELEMENTWISE and n.op != "iota":
+            # a uniform array operand of an elementwise op is just a scalar literal (it broadcasts)
+            a = [splat[id(x)] if isinstance(x, Var) and id(x) in splat else x for x in a]
+            if all(isinstance(x, Literal) for x in a) and n.out.aval.shape != ():
+                a[0] = n.operands[0] if isinstance(n.operands[0], Var) else a[0]
         rep: Atom | None = None
         op = n.op
+        if op == "constant":
+            arr = n.attr("value").array
+            if arr.size and (arr == arr.flat[0]).all() and n.out.aval.dtype != "bool":
+                splat[id(n.out)] = Literal(arr.flat[0].item(), n.out.aval.__class__((), n.out.aval.dtype))
+        elif op == "broadcast" and isinstance(a[0], Literal):
+            splat[id(n.out)] = a[0]
+        # (c1 * (c2 * x)) -> (c1*c2) * x, with literal c1, c2
+        if op == "multiply" and any(isinstance(x, Literal) for x in a):
+            li = 0 if isinstance(a[0], Literal) else 1
+            other = a[1 - li]
+            inner = producer.get(id(other)) if isinstance(other, Var) else None
+            if inner is not None and inner.op == "multiply":
+                ia = [b.atom(x) for x in inner.operands]
+                lj = next((j for j in (0, 1) if isinstance(ia[j], Literal)), None)
+                if lj is not None and ia[1 - lj].aval == n.out.aval and a[li].aval.dtype == ia[lj].aval.dtype:
+                    lit = Literal(a[li].value * ia[lj].value, a[li].aval)
+                    rep = b.emit("multiply", (lit, ia[1 - lj]))
+                    producer[id(rep)] = b.nodes[-1]
+                    b.sub[id(n.out)] = rep
+                    continue
         if op in ("add", "subtract") and len(a) == 2 and _is_lit(a[1], 0.0) and _same_aval(a[0], n):
             rep = a[0]
         elif op == "add" and _is_lit(a[0], 0.0) and _same_aval(a[1], n):
@@ -165,6 +193,14 @@ def simplify(g: Graph) -> Graph:
             rep = a[0]
         elif op == "multiply" and _is_lit(a[0], 1.0) and _same_aval(a[1], n):
             rep = a[1]
+        elif op == "divide" and isinstance(a[1], Literal) and a[1].aval.dtype.startswith(("float", "bfloat")) \
+                and float(a[1].value) != 0.0 and _same_aval(a[0], n):
+            rep = b.emit("multiply", (a[0], Literal(1.0 / float(a[1].value), a[1].aval)))
+            producer[id(rep)] = b.nodes[-1]
+        elif op == "divide" and _is_lit(a[0], 1.0) and isinstance(a[1], Var) and id(a[1]) in producer \
+                and producer[id(a[1])].op == "sqrt":
+            rep = b.emit("rsqrt", (b.atom(producer[id(a[1])].operands[0]),))  # 1/sqrt(y) -> rsqrt(y)
+            producer[id(rep)] = b.nodes[-1]
         elif op == "negate" and isinstance(a[0], Var) and id(a[0]) in producer and producer[id(a[0])].op == "negate":
             rep = b.atom(producer[id(a[0])].operands[0])
         elif op == "convert" and a[0].aval == n.out.aval:
@@ -195,7 +231,11 @@ def simplify(g: Graph) -> Graph:
             bc = producer[id(a[1])]
             small = b.atom(bc.operands[0])
             if small.aval.size < n.out.aval.size:
-                recip = b.emit("divide", (Literal(1.0, small.aval.__class__((), small.aval.dtype)), small))
+                sq = producer.get(id(small)) if isinstance(small, Var) else None
+                if sq is not None and sq.op == "sqrt":  # 1/sqrt(y) -> rsqrt(y)
+                    recip = b.emit("rsqrt", (b.atom(sq.operands[0]),))
+                else:
+                    recip = b.emit("divide", (Literal(1.0, small.aval.__class__((), small.aval.dtype)), small))
                 rb = b.emit("broadcast", (recip,), shape=bc.attr("shape"),
                             broadcast_dimensions=bc.attr("broadcast_dimensions"))
                 rep = b.emit("multiply", (a[0], rb))
@@ -203,7 +243,10 @@ def simplify(g: Graph) -> Graph:
         if rep is not None:
             b.sub[id(n.out)] = rep
             continue
-        b.keep(n)
+        if any(x is not b.atom(y) for x, y in zip(a, n.operands)):
+            b.nodes.append(Node(n.op, tuple(a), n.attrs, n.out))
+        else:
+            b.keep(n)
         producer[id(n.out)] = b.nodes[-1]
     return dce(b.finish())
 
@@ -256,8 +299,9 @@ def fusion_plan(g: Graph) -> tuple[list[list[int]], list[str]]:
     """Decide which nodes share a kernel. Returns (groups of node indices, reasons for not fusing).
 
     Rules, in the spirit of XLA's GPU fusion:
-    - elementwise and data-movement producers fuse into their consumer (vertical fusion), but only if
-      every user of the producer is in the same kernel (otherwise it would be computed twice);
+    - elementwise and data-movement producers fuse into their consumer (vertical fusion); a producer
+      that another kernel also reads is computed again in each kernel only if it is cheap
+      (``ops.DUPLICABLE``: add, multiply, broadcast, ...), never if it is expensive (exp, divide, a dot);
     - a reduction is a fusion root: it absorbs elementwise producers, but its result leaves the kernel;
     - a ``dot`` takes an elementwise epilogue of its own shape (bias, activation), and never a producer;
     - two contractions never share a kernel;
@@ -271,8 +315,9 @@ def fusion_plan(g: Graph) -> tuple[list[list[int]], list[str]]:
             if id(a) in index:
                 users[index[id(a)]].append(i)
     out_ids = {id(o) for o in g.outputs if isinstance(o, Var)}
-    group: dict[int, int] = {}
-    members: dict[int, list[int]] = {}
+    groups_of: dict[int, set[int]] = {}
+    members: dict[int, set[int]] = {}
+    multi: set[int] = set()  # nodes computed in more than one kernel (their producers are shared too)
     notes: list[str] = []
     names = g.names()
 
@@ -282,50 +327,68 @@ def fusion_plan(g: Graph) -> tuple[list[list[int]], list[str]]:
     def kinds(gid: int) -> set[OpKind]:
         return {_kind(nodes[j]) for j in members[gid]}
 
+    def covered(p: int) -> bool:
+        return bool(users[p]) and all(any(p in members[gu] for gu in groups_of.get(u, ())) for u in users[p])
+
     for i in reversed(range(len(nodes))):
         n = nodes[i]
-        if n.op == "constant" or i in group:
+        if n.op == "constant" or (i in groups_of and covered(i) and id(n.out) not in out_ids):
+            continue
+        if i in groups_of and id(n.out) in out_ids:
             continue
         gid = i
-        group[i] = gid
-        members[gid] = [i]
+        groups_of.setdefault(i, set()).add(gid)
+        members[gid] = {i}
         frontier = [i]
         while frontier:
             c = frontier.pop()
             for a in nodes[c].in_vars:
                 p = index.get(id(a))
-                if p is None or p in group or nodes[p].op == "constant":
+                if p is None or p in members[gid] or nodes[p].op == "constant":
                     continue
                 pk = _kind(nodes[p])
                 gk = kinds(gid)
+                # users elsewhere, including other copies of a duplicated user, also need p
+                outside = [u for u in users[p] if groups_of.get(u, set()) != {gid} or u in multi]
+                if groups_of.get(p):  # already computed in another kernel: joining here duplicates it
+                    outside = outside or sorted(groups_of[p])
                 why = None
-                if any(group.get(u) != gid for u in users[p]):
-                    why = "its result is also read by another kernel; fusing would compute it twice"
-                elif id(nodes[p].out) in out_ids and pk is OpKind.CONTRACTION:
-                    why = "it is a program output"
-                elif pk is OpKind.REDUCTION:
+                duplicate = False
+                if pk is OpKind.REDUCTION:
                     why = "a reduction must finish before its result can be used: the consumer runs in the next kernel"
                 elif pk is OpKind.CONTRACTION:
-                    if OpKind.CONTRACTION in gk or OpKind.REDUCTION in gk:
+                    if outside:
+                        why = "its result is also needed by another kernel, and a contraction is never computed twice"
+                    elif OpKind.CONTRACTION in gk or OpKind.REDUCTION in gk:
                         why = "a kernel holds at most one contraction or reduction root"
                     elif any(_kind(nodes[j]) is OpKind.ELEMENTWISE and nodes[j].out.aval.shape != nodes[p].out.aval.shape
                              for j in members[gid]):
                         why = "the epilogue changes shape; only same-shape elementwise epilogues fuse into a dot"
-                elif pk in _LOOP_KINDS and OpKind.CONTRACTION in gk:
-                    if nodes[c].op == "dot":
-                        why = "a dot reads its operands tile by tile; producers are not fused into it"
+                elif nodes[c].op == "dot":
+                    why = "a dot reads its operands tile by tile; producers are not fused into it"
+                elif outside:
+                    if nodes[p].op in ops.DUPLICABLE and id(nodes[p].out) not in out_ids:
+                        duplicate = True  # cheap: recompute it here rather than round-trip through memory
+                    else:
+                        what = "it is a program output" if id(nodes[p].out) in out_ids else \
+                            f"{nodes[p].op} is not cheap enough to compute twice"
+                        why = f"its result is also read by another kernel and {what}"
                 if why:
-                    if nodes[p].op not in ("reshape",):
+                    if nodes[p].op != "reshape":
                         notes.append(f"{label(p)} → {label(c)} not fused: {why}.")
                     continue
-                group[p] = gid
-                members[gid].append(p)
+                if duplicate:
+                    multi.add(p)
+                    notes.append(f"{label(p)} is cheap, so it is computed again inside the kernel of {label(c)} "
+                                 "instead of being written and read back.")
+                groups_of.setdefault(p, set()).add(gid)
+                members[gid].add(p)
                 frontier.append(p)
     # reshapes left alone are free bitcasts: no kernel
     groups = [sorted(m) for m in members.values()
-              if not (len(m) == 1 and nodes[m[0]].op == "reshape")]
+              if not (len(m) == 1 and nodes[next(iter(m))].op == "reshape")]
     groups = _horizontal(g, groups, users, index, notes, label)
-    return _order(groups, nodes, index), notes
+    return _order_acyclic(groups, nodes, index, notes, label), notes
 
 
 def _reads(g: Graph, grp: list[int], index: dict[int, int]) -> set[int]:
@@ -370,7 +433,7 @@ def _horizontal(g, groups, users, index, notes, label):
                     continue
                 notes.append(f"horizontal fusion: {label(max(ga))} and {label(max(gb))} read the same input "
                              "and now share one kernel.")
-                groups[x] = sorted(ga + gb)
+                groups[x] = sorted(set(ga) | set(gb))
                 del groups[y]
                 merged = True
                 break
@@ -380,11 +443,15 @@ def _horizontal(g, groups, users, index, notes, label):
 
 
 def _order(groups, nodes, index) -> list[list[int]]:
-    """Topological order of groups (Kahn), ties broken by first node index."""
-    owner = {i: gi for gi, grp in enumerate(groups) for i in grp}
+    """Topological order of groups (Kahn), ties broken by first node index. A group that reads a node
+    it does not contain depends on every group that contains it."""
+    owners: dict[int, set[int]] = {}
+    for gi, grp in enumerate(groups):
+        for i in grp:
+            owners.setdefault(i, set()).add(gi)
 
     def src(i):  # look through ungrouped reshapes
-        while i is not None and i not in owner and nodes[i].op == "reshape":
+        while i is not None and i not in owners and nodes[i].op == "reshape":
             a = nodes[i].operands[0]
             i = index.get(id(a)) if isinstance(a, Var) else None
         return i
@@ -394,17 +461,46 @@ def _order(groups, nodes, index) -> list[list[int]]:
         for i in grp:
             for a in nodes[i].in_vars:
                 j = src(index.get(id(a)))
-                if j is not None and j in owner and owner[j] != gi:
-                    deps[gi].add(owner[j])
+                if j is not None and j in owners and gi not in owners[j]:
+                    deps[gi] |= owners[j]
     order, done = [], set()
     while len(order) < len(groups):
         ready = [gi for gi in range(len(groups)) if gi not in done and deps[gi] <= done]
         if not ready:
-            raise AssertionError("fusion produced a cycle between kernels")
+            raise _Cycle([gi for gi in range(len(groups)) if gi not in done])
         gi = min(ready, key=lambda k: min(groups[k]))
         order.append(groups[gi])
         done.add(gi)
     return order
+
+
+class _Cycle(Exception):
+    def __init__(self, stuck: list[int]) -> None:
+        super().__init__("fusion groups depend on each other")
+        self.stuck = stuck
+
+
+def _order_acyclic(groups, nodes, index, notes, label) -> list[list[int]]:
+    """Order the groups; where two kernels would each wait for the other, take the latest node that one
+    of them computes and another reads out into a kernel of its own, until no such cycle is left."""
+    while True:
+        try:
+            return _order(groups, nodes, index)
+        except _Cycle as c:
+            stuck = set(c.stuck)
+            cand = []
+            for gi in stuck:
+                for i in groups[gi]:
+                    readers = [gj for gj in stuck if gj != gi and i not in groups[gj] and
+                               any(any(index.get(id(a)) == i for a in nodes[u].in_vars) for u in groups[gj])]
+                    if readers and len(groups[gi]) > 1:
+                        cand.append((i, gi))
+            if not cand:
+                raise AssertionError("fusion produced a cycle between kernels that cannot be split")
+            i, gi = max(cand)
+            groups[gi] = [j for j in groups[gi] if j != i]
+            groups.append([i])
+            notes.append(f"{label(i)} moved to a kernel of its own: two kernels would otherwise each wait for the other.")
 
 
 def fuse(g: Graph) -> Graph:

@@ -244,21 +244,24 @@ def lower(g: Graph, groups: Sequence[Sequence[Node]] | None = None) -> tuple[tup
     if groups is None:
         groups = [[n] for n in g.nodes if n.op not in FREE_OPS]
     # which values leave a group: used by another group, or a graph output
-    group_of: dict[int, int] = {}
+    groups_of: dict[int, set[int]] = {}
     for gi, grp in enumerate(groups):
         for n in grp:
-            group_of[id(n.out)] = gi
+            groups_of.setdefault(id(n.out), set()).add(gi)
     needed: set[int] = {id(alias.get(id(o), o)) for o in g.outputs if isinstance(o, Var)}
     for gi, grp in enumerate(groups):
         for n in grp:
             for a in n.in_vars:
                 buf = alias.get(id(a), a)
-                if group_of.get(id(buf), gi) != gi:
+                if id(buf) in groups_of and gi not in groups_of[id(buf)]:
                     needed.add(id(buf))
     kernels = []
     counters: dict[str, int] = {}
+    written: set[int] = set()
     for grp in groups:
-        outs = [n.out for n in grp if id(n.out) in needed]
+        # a value computed in several kernels (a duplicated cheap op) is written by the first only
+        outs = [n.out for n in grp if id(n.out) in needed and id(n.out) not in written]
+        written.update(id(o) for o in outs)
         if not outs:
             outs = [grp[-1].out]
         base = grp[-1].op if len(grp) == 1 else "fusion"
