@@ -1,0 +1,154 @@
+"""The host ⇄ device runtime: one timeline of API calls, copies and kernels, checked against its rules."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import labsim as ls
+import labsim.nn as lnn
+import labsim.numpy as lnp
+from labsim.hardware import PRESETS
+from labsim.runtime import D2H, H2D, HOST, STREAM
+
+S = ls.ShapeDtype
+EPS = 1e-15  # seconds: float round-off when comparing event times
+
+
+def mlp(x, w1, b1, w2):
+    return lnn.softmax(lnp.maximum(x @ w1 + b1, 0.0) @ w2)
+
+
+def mlp_program(m=64, d=128, h=256, passes=None):
+    g = ls.trace(mlp, S((m, d)), S((d, h)), S((h,)), S((h, d)))
+    return ls.compile(g, passes=passes)
+
+
+def check_no_overlap(trace: ls.Trace) -> None:
+    for unit in trace.units:
+        evs = sorted(trace.on(unit), key=lambda e: (e.start, e.end))
+        for a, b in zip(evs, evs[1:]):
+            assert a.end <= b.start + EPS, f"{unit}: {a.name} [{a.start}, {a.end}] overlaps {b.name} [{b.start}, {b.end}]"
+
+
+def check_rules(prog, chip_name, result, *, copy_inputs=True, host_api_time=1e-6):
+    chip = ls.hardware.get(chip_name)  # a preset name or a Chip
+    tr = result.trace
+    check_no_overlap(tr)
+    names = prog.graph.names()
+    kernels = tr.on(STREAM)
+    launches = [e for e in tr.on(HOST) if e.name.startswith("launch ")]
+    assert [e.name for e in kernels] == [k.name for k in prog.kernels]
+    assert [e.name for e in launches] == [f"launch {k.name}" for k in prog.kernels]
+    cost = ls.estimate(prog, chip_name)
+    copies_in = {e.name.split(" (")[0]: e for e in tr.on(H2D)}
+    if copy_inputs:
+        assert len(copies_in) == len(prog.graph.inputs)
+        for v in prog.graph.inputs:
+            e = copies_in[names[id(v)]]
+            assert e.duration == pytest.approx(chip.host_link.latency + v.aval.nbytes / chip.host_link.bandwidth,
+                                               rel=1e-9)
+    else:
+        assert not copies_in
+    ends: dict[int, float] = {}
+    for k, e, launch, kc in zip(prog.kernels, kernels, launches, cost.kernels):
+        assert e.kind == "kernel"
+        assert e.duration == pytest.approx(kc.time, rel=1e-9)
+        assert e.start >= launch.end + chip.launch_overhead - EPS  # no earlier than overhead after enqueue
+        for v in k.inputs:
+            if id(v) in ends:
+                assert e.start >= ends[id(v)] - EPS  # after the kernel that wrote its input
+            elif names.get(id(v)) in copies_in:
+                assert e.start >= copies_in[names[id(v)]].end - EPS  # after its input's copy
+        for o in k.outputs:
+            ends[id(o)] = e.end
+    backs = tr.on(D2H)
+    assert len(backs) == len(prog.graph.outputs)
+    for o, e in zip(prog.graph.outputs, backs):
+        assert e.duration == pytest.approx(chip.host_link.latency + o.aval.nbytes / chip.host_link.bandwidth, rel=1e-9)
+        assert e.start >= kernels[-1].end - EPS
+    assert result.time == pytest.approx(max(e.end for e in backs), rel=1e-12)
+    assert result.time == pytest.approx(tr.end, rel=1e-12)
+    assert result.kernel_time == pytest.approx(sum(kc.time for kc in cost.kernels), rel=1e-9)
+    for e in tr.on(HOST):
+        if e.kind == "api":
+            assert e.duration == pytest.approx(host_api_time)
+
+
+@pytest.mark.parametrize("chip_name", ["H100 SXM", "A100 80GB", "B200", "CPU"])
+@pytest.mark.parametrize("eager", [False, True])
+def test_simulate_follows_the_rules(chip_name, eager):
+    prog = mlp_program(passes=[] if eager else None)
+    check_rules(prog, chip_name, ls.simulate(prog, chip_name))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 4096), st.integers(1, 4096), st.floats(0, 2e-5), st.floats(1e-7, 5e-6), st.booleans())
+def test_simulate_rules_hold_for_any_size_and_latency(m, n, latency, api, eager):
+    chip = PRESETS["H100 SXM"]
+    custom = dataclasses.replace(chip, host_link=dataclasses.replace(chip.host_link, latency=latency))
+    g = ls.trace(lambda x, y: lnp.exp(x * y) + 1.0, S((m, n)), S((m, n)))
+    prog = ls.compile(g, passes=[] if eager else None)
+    res = ls.simulate(prog, custom, host_api_time=api)
+    check_rules(prog, custom, res, host_api_time=api)
+
+
+def test_copy_duration_includes_latency():
+    chip = PRESETS["A100 80GB"]
+    slow = dataclasses.replace(chip, host_link=dataclasses.replace(chip.host_link, latency=10e-6))
+    prog = ls.compile(ls.trace(lambda x: x * 2.0, S((1000,))))
+    res = ls.simulate(prog, slow)
+    for e in res.trace.of_kind("copy"):
+        assert e.duration == pytest.approx(10e-6 + 4000 / chip.host_link.bandwidth)
+
+
+def test_without_input_copies_the_first_kernel_starts_after_one_api_call_and_the_launch_overhead():
+    prog = mlp_program()
+    for chip_name in ("H100 SXM", "CPU"):
+        chip = PRESETS[chip_name]
+        for api in (1e-6, 3e-6):
+            res = ls.simulate(prog, chip_name, copy_inputs=False, host_api_time=api)
+            first = res.trace.on(STREAM)[0]
+            assert first.start == pytest.approx(api + chip.launch_overhead, rel=1e-12, abs=1e-18)
+            assert not res.trace.on(H2D)
+            check_rules(prog, chip_name, res, copy_inputs=False, host_api_time=api)
+
+
+def test_without_copy_back_the_call_ends_with_the_last_kernel():
+    prog = mlp_program()
+    res = ls.simulate(prog, "H100 SXM", copy_back=False)
+    assert not res.trace.on(D2H)
+    assert res.time == pytest.approx(max(res.trace.on(STREAM)[-1].end, max(e.end for e in res.trace.on(HOST))))
+
+
+def test_kernels_run_in_order_on_one_stream():
+    prog = mlp_program(passes=[])
+    ks = ls.simulate(prog, "H100 SXM").trace.on(STREAM)
+    assert len(ks) == len(prog.kernels) > 3
+    assert all(a.end <= b.start + EPS for a, b in zip(ks, ks[1:]))
+
+
+def test_copies_are_serialised_on_one_copy_engine_and_follow_their_enqueue():
+    prog = mlp_program()
+    tr = ls.simulate(prog, "H100 SXM").trace
+    enq = [e for e in tr.on(HOST) if e.name.startswith("enqueue copy ") and "back" not in e.name]
+    copies = tr.on(H2D)
+    assert len(enq) == len(copies) == 4
+    for q, c in zip(enq, copies):
+        assert c.start >= q.end - EPS
+
+
+def test_chrome_trace_export():
+    import json
+    tr = ls.simulate(mlp_program(), "H100 SXM").trace
+    data = json.loads(tr.to_chrome_json())
+    evs = [e for e in data["traceEvents"] if e["ph"] == "X"]
+    assert len(evs) == len(tr.events)
+    assert {m["args"]["name"] for m in data["traceEvents"] if m["ph"] == "M"} == set(tr.units)
+
+
+def test_event_rejects_negative_duration():
+    with pytest.raises(ValueError, match="ends"):
+        ls.Event("u", "e", 2.0, 1.0)
