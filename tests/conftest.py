@@ -116,3 +116,15 @@ def browser():
 def screenshot_dir() -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
+
+
+# ---- notebook execution times, printed at the end of the run (filled by test_chapters.py) ----
+NOTEBOOK_TIMES: dict[str, float] = {}
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if not NOTEBOOK_TIMES:
+        return
+    terminalreporter.section("notebook execution times (fresh kernel)")
+    for name, secs in sorted(NOTEBOOK_TIMES.items(), key=lambda kv: -kv[1]):
+        terminalreporter.write_line(f"{secs:7.1f} s  {name}")

@@ -224,3 +224,35 @@ def test_screenshots_written(site, screenshot_dir):
         pytest.skip("run after the page tests (they write the screenshots)")
     assert all(s.stat().st_size > 1000 for s in shots)
 
+
+
+def _contract_figure(fid: str, kind: str, *, slider_works: bool = True) -> str:
+    """A figure in labsim.viz's HTML contract, drawn with the site's own Plotly."""
+    controls = ('<div class="labsim-controls"><input type="range" class="labsim-slider" data-param="n"'
+                ' min="1" max="5" step="1" value="1"><output>1</output></div>') if kind == "interactive" else ""
+    factor = "n" if slider_works else "1"
+    return f"""<div class="labsim-figure" id="{fid}" data-labsim-kind="{kind}">{controls}
+<div class="labsim-plot" role="img" aria-label="test figure"></div>
+<script>(function () {{
+  function go() {{
+    var root = document.getElementById("{fid}"), plot = root.querySelector(".labsim-plot");
+    function draw(n) {{ Plotly.react(plot, [{{x: [1, 2, 3], y: [1, 2 * {factor}, 3 * {factor}]}}], {{}}); }}
+    draw(1);
+    var s = root.querySelector("input.labsim-slider");
+    if (s) {{ s.addEventListener("input", function () {{ var n = +s.value; draw(n); }}); }}
+  }}
+  if (window.Plotly) {{ go(); }} else {{ window.addEventListener("load", go); }}
+}})();</script></div>"""
+
+
+def test_checker_accepts_working_figures_and_catches_a_dead_slider(site, browser, tmp_path):
+    page = "book/intro.html"
+    _copy_page_with(tmp_path, site, page,
+                    _contract_figure("lsfig-static", "static")
+                    + _contract_figure("lsfig-live", "interactive")
+                    + _contract_figure("lsfig-dead", "interactive", slider_works=False))
+    with serve_directory(tmp_path) as url:
+        rep = check_page(browser, url, page, viewport=DESKTOP)
+    assert rep.figures == 3 and rep.sliders == 2, rep
+    assert rep.outside == [], rep
+    assert rep.problems == ["figure lsfig-dead: moving slider 'n' did not change the plot"], rep
