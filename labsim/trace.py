@@ -235,8 +235,11 @@ def trace(f: Callable, *specs: Any, name: str | None = None) -> Graph:
             out_atoms.append(o.var)
         else:  # a constant output
             arr = np.asarray(o)
-            out_atoms.append(ctx.emit("constant", (), {"value": ArrayValue(arr), "dtype": canonical_dtype(
-                arr.dtype if arr.dtype != np.float64 else "float32")}))
+            if isinstance(o, (np.ndarray, np.generic)):  # an array keeps its dtype (a float64 gradient stays so)
+                dt = canonical_dtype(arr.dtype)
+            else:  # a Python number is weakly typed: 32 bits, as in JAX
+                dt = {"float64": "float32", "int64": "int32"}.get(arr.dtype.name, canonical_dtype(arr.dtype))
+            out_atoms.append(ctx.emit("constant", (), {"value": ArrayValue(arr), "dtype": dt}))
     return Graph(tuple(inputs), tuple(ctx.nodes), tuple(out_atoms), name=fname, input_names=pnames)
 
 
