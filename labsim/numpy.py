@@ -195,8 +195,8 @@ def where(condition, x, y):
         if _shape(a) != shape and _shape(a) != ():
             a = broadcast_to(a, shape)
         args.append(a)
-    if all(not isinstance(a, Tracer) for a in args):
-        args = [asarray(a) for a in args]
+    if not any(isinstance(a, (Tracer, _np.ndarray)) for a in args):
+        args = [asarray(a) for a in args]  # all Python scalars; otherwise arrays keep their dtype
     return bind("select", *args)
 
 
