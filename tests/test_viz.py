@@ -1,0 +1,236 @@
+"""``labsim.viz``: graph drawings, timelines, and both faces of an interactive figure."""
+from __future__ import annotations
+
+import html
+import itertools
+import json
+import math
+import re
+import shutil
+
+import numpy as np
+import pytest
+
+import labsim as ls
+import labsim.nn as lnn
+import labsim.numpy as lnp
+
+go = pytest.importorskip("plotly.graph_objects")
+lv = pytest.importorskip("labsim.viz")
+
+S = ls.ShapeDtype
+needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz `dot` is not installed")
+
+
+def mlp(x, w, b):
+    return lnn.softmax(lnp.tanh(x @ w + b))
+
+
+@pytest.fixture(scope="module")
+def graph():
+    return ls.trace(mlp, S((8, 16)), S((16, 4)), S((4,)))
+
+
+# ----------------------------------------------------------------------------------------------
+# graphs
+@needs_dot
+def test_draw_graph_shows_every_op_and_has_alt_text(graph):
+    d = lv.draw_graph(graph)
+    assert d.svg.lstrip().startswith(("<?xml", "<svg", "<!--"))
+    assert "</svg>" in d.svg
+    texts = [html.unescape(t) for t in re.findall(r"<text[^>]*>(.*?)</text>", d.svg)]
+    for n in graph.nodes:
+        assert ls.ops.get(n.op).hlo in texts, n.op
+        assert n.out.aval.short() in texts
+    for name in graph.input_names:
+        assert name in texts
+    assert d.alt and f"{len(graph.nodes)} operations" in d.alt and graph.name in d.alt
+    page = d._repr_html_()
+    assert f'aria-label="{html.escape(d.alt)}"' in page and 'role="img"' in page
+    assert "<?xml" not in page  # inline SVG without the XML prolog
+    assert "digraph" in d.source
+
+
+@needs_dot
+@pytest.mark.parametrize("eager", [True, False])
+def test_draw_program_draws_one_cluster_per_kernel(graph, eager):
+    prog = ls.compile(graph, passes=[] if eager else None)
+    d = lv.draw_graph(prog)
+    clusters = re.findall(r'<g id="clust\d+" class="cluster">', d.svg)
+    assert len(clusters) == len(prog.kernels) >= 1
+    for k in prog.kernels:
+        assert f"kernel {k.name}" in d.svg
+    assert f"grouped into {len(prog.kernels)} kernels" in d.alt
+    plain = lv.draw_graph(prog, kernels=False)
+    assert not re.findall(r'class="cluster"', plain.svg)
+
+
+# ----------------------------------------------------------------------------------------------
+# timelines
+def bars(fig):
+    return [t for t in fig.data if t.type == "bar"]
+
+
+@pytest.mark.parametrize("eager", [True, False])
+def test_timeline_has_one_bar_per_event(graph, eager):
+    prog = ls.compile(graph, passes=[] if eager else None)
+    tr = ls.simulate(prog, "H100 SXM").trace
+    fig = lv.timeline(tr, title="one call")
+    bs = bars(fig)
+    assert sum(len(b.x) for b in bs) == len(tr.events)
+    assert {b.name for b in bs} == {e.kind for e in tr.events}  # one legend entry per kind
+    # the bars sit where the events are (µs for a trace this short)
+    scale = 1e6
+    got = sorted((y, round(base, 9), round(w, 9)) for b in bs for y, base, w in zip(b.y, b.base, b.x))
+    want = sorted((e.unit, round(e.start * scale, 9), round(e.duration * scale, 9)) for e in tr.events)
+    assert got == want
+    assert list(fig.layout.yaxis.categoryarray) == list(tr.units)[::-1]
+    assert "µs" in fig.layout.xaxis.title.text
+
+
+def test_timeline_of_a_hand_made_trace():
+    tr = ls.Trace((ls.Event("a", "x", 0.0, 2.0, "kernel"), ls.Event("b", "y", 1.0, 3.0, "copy"),
+                   ls.Event("a", "z", 2.0, 2.5, "kernel")))
+    fig = lv.timeline(tr)
+    assert sum(len(b.x) for b in bars(fig)) == 3
+    assert fig.layout.xaxis.title.text == "time (s)"
+
+
+# ----------------------------------------------------------------------------------------------
+# interactive figures: a representative one built from the pipeline
+SIZES = [64, 256, 1024]
+CHIPS = ["H100 SXM", "A100 80GB"]
+
+
+def make_fig(n, chip):
+    prog = ls.compile(ls.trace(mlp, S((n, n)), S((n, n)), S((n,))))
+    return lv.timeline(ls.simulate(prog, chip).trace, title=f"n={n} on {chip}")
+
+
+def alt(n, chip):
+    return f"Timeline of one call of an MLP layer of size {n} on the {chip}."
+
+
+def data_of(fig):
+    return json.dumps(fig.to_plotly_json()["data"], sort_keys=True, default=str)
+
+
+def test_live_face_callback_changes_the_figure():
+    pytest.importorskip("ipywidgets")
+    fig = lv.interactive(make_fig, controls={"n": SIZES, "chip": CHIPS}, alt=alt)
+    w = fig.widget
+    assert set(fig.controls) == {"n", "chip"} and len(w.children) >= 2
+    assert fig.params == {"n": 256, "chip": "A100 80GB"}  # default: the middle value
+    for name, other in (("n", 1024), ("chip", "H100 SXM"), ("n", 64)):
+        before = data_of(fig.figure)
+        fig.controls[name].value = other  # what the reader's slider does
+        assert fig.params[name] == other
+        assert fig.error is None
+        assert data_of(fig.figure) != before, f"moving {name} to {other} did not change the figure"
+        assert data_of(fig.figure) == data_of(make_fig(**fig.params))
+
+
+def test_live_face_keeps_the_last_good_figure_on_error():
+    pytest.importorskip("ipywidgets")
+
+    def fragile(n):
+        if n == 3:
+            raise ValueError("n=3 is not allowed")
+        return go.Figure(go.Bar(x=[n], y=[n * n]))
+
+    fig = lv.interactive(fragile, controls={"n": [1, 2, 3]}, alt="squares")
+    fig.widget
+    fig.controls["n"].value = 1
+    good = data_of(fig.figure)
+    fig.controls["n"].value = 3
+    assert fig.error is not None and "ValueError" in fig.error and "n=3 is not allowed" in fig.error
+    assert data_of(fig.figure) == good
+    assert fig.params["n"] == 1
+    fig.controls["n"].value = 2
+    assert fig.error is None and data_of(fig.figure) != good
+
+
+def test_update_without_widgets():
+    fig = lv.interactive(lambda k: go.Figure(go.Scatter(y=[k, k])), controls={"k": [1, 2, 3]}, alt="k")
+    assert fig.figure.data[0].y == (2, 2)
+    fig.update(k=3)
+    assert fig.figure.data[0].y == (3, 3)
+
+
+def static_payload(page: str) -> dict:
+    m = re.search(r'<script type="application/json" class="labsim-data">(.*?)</script>', page, re.S)
+    assert m, "no embedded figure data"
+    return json.loads(m.group(1))
+
+
+def test_static_face(monkeypatch):
+    monkeypatch.setenv("LABSIM_BOOK", "1")
+    controls = {"n": SIZES, "chip": CHIPS}
+    fig = lv.interactive(make_fig, controls=controls, alt=alt, labels={"n": "matrix size"})
+    bundle = fig._repr_mimebundle_()
+    page = bundle["text/html"]
+    assert bundle["text/plain"] == alt(**fig.params)
+    assert 'class="labsim-figure"' in page
+    assert 'data-labsim-kind="interactive"' in page
+    assert len(re.findall(r'<input[^>]*class="labsim-slider"', page)) == len(controls)
+    for name, vals in controls.items():
+        assert f'data-param="{name}"' in page
+        m = re.search(rf'<input[^>]*data-param="{name}"[^>]*max="(\d+)"', page)
+        assert m and int(m.group(1)) == len(vals) - 1
+    assert "matrix size" in page
+    assert f'aria-label="{html.escape(alt(**fig.params))}"' in page
+    assert 'role="img"' in page
+    assert not re.search(r"https?://|//cdn|cdn\.", page, re.I), "the static page must not load anything remote"
+    payload = static_payload(page)
+    figures = payload["figures"]
+    assert len(figures) == math.prod(len(v) for v in controls.values())
+    for combo in itertools.product(*(range(len(v)) for v in controls.values())):
+        key = "_".join(map(str, combo))
+        params = {k: controls[k][i] for k, i in zip(controls, combo)}
+        want = json.loads(json.dumps(make_fig(**params).to_plotly_json()["data"], default=lambda o: o.tolist()))
+        assert [t["type"] for t in figures[key]["data"]] == [t["type"] for t in want]
+        assert figures[key]["layout"]["title"]["text"] == f"n={params['n']} on {params['chip']}"
+        got_x = [t["x"] for t in figures[key]["data"]]
+        assert np.allclose(np.concatenate([np.ravel(x) for x in got_x]),
+                           np.concatenate([np.ravel(t["x"]) for t in want]))
+    initial = "_".join(str(controls[k].index(fig.params[k])) for k in controls)
+    assert payload["initial"] == initial
+
+
+def test_static_face_of_a_plain_figure(monkeypatch):
+    monkeypatch.setenv("LABSIM_BOOK", "1")
+    f = lv.show(go.Figure(go.Bar(x=[1], y=[2])), alt="one bar")
+    page = f._repr_mimebundle_()["text/html"]
+    assert 'data-labsim-kind="static"' in page and 'aria-label="one bar"' in page
+    assert not re.search(r'<input[^>]*class="labsim-slider"', page)
+
+
+def test_static_face_refuses_too_many_frames(monkeypatch):
+    monkeypatch.setenv("LABSIM_BOOK", "1")
+    fig = lv.interactive(lambda a, b: go.Figure(), controls={"a": list(range(20)), "b": list(range(20))}, alt="x")
+    with pytest.raises(ValueError, match="400 combinations"):
+        fig.to_html()
+
+
+def test_static_face_reports_the_failing_combination(monkeypatch):
+    monkeypatch.setenv("LABSIM_BOOK", "1")
+
+    def f(n):
+        if n == 2:
+            raise ZeroDivisionError("boom")
+        return go.Figure()
+
+    fig = lv.interactive(f, controls={"n": [1, 2]}, alt="x", defaults={"n": 1})
+    with pytest.raises(RuntimeError, match=r"\{'n': 2\}.*boom"):
+        fig.to_html()
+
+
+def test_roofline_figure_draws_the_preset_roof():
+    chip = ls.hardware.PRESETS["H100 SXM"]
+    fig = lv.roofline("H100 SXM", points=[("gemm", 1000.0, None), ("add", 0.083, None)], dtype="bfloat16")
+    roof = fig.data[0]
+    xs, ys = np.asarray(roof.x), np.asarray(roof.y)
+    np.testing.assert_allclose(ys, np.minimum(chip.matrix_flops["bfloat16"], xs * chip.hbm_bandwidth) / 1e12)
+    pts = fig.data[-1]
+    np.testing.assert_allclose(pts.y, [min(chip.matrix_flops["bfloat16"], i * chip.hbm_bandwidth) / 1e12
+                                       for i in (1000.0, 0.083)])
