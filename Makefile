@@ -69,7 +69,9 @@ LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 lab: $(STAMP) sysdeps
 	@mkdir -p $(LAB_SETTINGS)
 	@echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Jupytext Notebook", "myst": "Jupytext Notebook"}}}' > $(LAB_SETTINGS)/overrides.json
-	$(VENV)/bin/jupyter lab --notebook-dir=. chapters/
+	@# Root at the repository (jupytext looks for jupytext.toml inside the server root), open chapters/.
+	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=. \
+	  --LabApp.default_url=/lab/tree/chapters $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 serve:
 	@test -f _build/html/index.html || { echo "no site yet: run make book first" >&2; exit 1; }
