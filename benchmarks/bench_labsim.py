@@ -1,0 +1,185 @@
+"""Benchmark labsim itself: how tracing and compiling scale, the interpreter, and live-figure latency.
+
+Run with ``make bench`` (or ``python benchmarks/bench_labsim.py``). Prints three tables:
+
+1. trace and compile time (default pipeline, and eager ``passes=[]``) for graphs of about 100, 1,000
+   and 10,000 ops: an elementwise chain and a stack of MLP layers; the last row of each workload gives
+   the growth exponent, the slope of log(time) against log(ops) (1.0 is linear, 2.0 quadratic);
+2. ``ls.evaluate`` on the DESIGN.md contract example (three 1024×1024 float32 inputs);
+3. ``Interactive.update`` (the callback a slider runs in JupyterLab) for a representative timeline and
+   roofline figure built from ``ls.compile`` + ``ls.estimate`` + ``ls.simulate`` + ``labsim.viz``, at
+   three sizes, 20 repeats each, p50 and p95 in ms. DESIGN.md's target is ≤ 100 ms per control change.
+
+Options: ``--quick`` stops the scaling table at 1,000 ops.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import labsim as ls  # noqa: E402
+import labsim.nn as lnn  # noqa: E402
+import labsim.numpy as lnp  # noqa: E402
+
+S = ls.ShapeDtype
+TARGET_MS = 100.0
+
+
+def timed(fn, repeats: int = 1) -> tuple[float, object]:
+    """Best wall time of ``repeats`` calls (seconds) and the last result."""
+    best, out = math.inf, None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def percentile(xs, q: float) -> float:
+    return float(np.percentile(np.asarray(xs), q))
+
+
+def table(title: str, header: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    print(f"\n{title}")
+    print("  ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in enumerate(zip(header, widths))))
+    print("  ".join("-" * w for w in widths))
+    for r in rows:
+        print("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))))
+
+
+# ----------------------------------------------------------------------------------------------
+# 1. scaling of trace + compile
+def chain(n_ops: int):
+    """An elementwise chain of ``n_ops`` ops (tanh, scale, shift, repeated)."""
+
+    def f(x):
+        for i in range(n_ops):
+            k = i % 3
+            x = lnp.tanh(x) if k == 0 else (x * 1.01 if k == 1 else x + 0.5)
+        return x
+
+    return f, (S((256, 256)),)
+
+
+def mlp_stack(n_ops: int, width: int = 64):
+    """Layers of ``gelu(x @ w + b)``: four traced ops per layer (dot, broadcast, add, gelu)."""
+    layers = max(1, n_ops // 4)
+
+    def f(x, *params):
+        for i in range(layers):
+            x = lnn.gelu(x @ params[2 * i] + params[2 * i + 1])
+        return x
+
+    specs = (S((32, width)),) + tuple(s for _ in range(layers) for s in (S((width, width)), S((width,))))
+    return f, specs
+
+
+def scaling(sizes) -> list[list[str]]:
+    rows = []
+    for label, make in (("elementwise chain", chain), ("MLP stack", mlp_stack)):
+        pts = []
+        for n in sizes:
+            f, specs = make(n)
+            t_trace, g = timed(lambda: ls.trace(f, *specs), repeats=3 if n <= 1000 else 1)
+            t_comp, prog = timed(lambda: ls.compile(g), repeats=3 if n <= 1000 else 1)
+            t_eager, eprog = timed(lambda: ls.compile(g, passes=[]), repeats=3 if n <= 1000 else 1)
+            pts.append((len(g.nodes), t_trace, t_comp, t_eager))
+            rows.append([label, f"{len(g.nodes):,}", f"{t_trace * 1e3:.1f}", f"{t_comp * 1e3:.1f}",
+                         f"{t_eager * 1e3:.1f}", f"{len(prog.kernels):,}", f"{len(eprog.kernels):,}"])
+        if len(pts) >= 2:
+            lx = np.log([p[0] for p in pts])
+            slopes = [np.polyfit(lx, np.log([p[i] for p in pts]), 1)[0] for i in (1, 2, 3)]
+            rows.append([f"  growth exponent", "", *(f"{s:.2f}" for s in slopes), "", ""])
+    return rows
+
+
+# ----------------------------------------------------------------------------------------------
+# 2. the interpreter on the contract example
+def contract_evaluate(repeats: int = 10) -> list[list[str]]:
+    def f(x, y, z):
+        return lnp.maximum(x * y + z, 0.0)
+
+    spec = S((1024, 1024), "float32")
+    g = ls.trace(f, spec, spec, spec)
+    rng = np.random.default_rng(0)
+    xs = [rng.standard_normal((1024, 1024), dtype=np.float32) for _ in range(3)]
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        ls.evaluate(g, *xs)
+        times.append(time.perf_counter() - t0)
+    t_np = min(timed(lambda: np.maximum(xs[0] * xs[1] + xs[2], 0), repeats=repeats)[0], 1e9)
+    return [["ls.evaluate, maximum(x*y+z, 0), 3 × f32[1024,1024]", f"{statistics.median(times) * 1e3:.2f}",
+             f"{t_np * 1e3:.2f}"]]
+
+
+# ----------------------------------------------------------------------------------------------
+# 3. live-figure latency
+def layer(x, w, b):
+    return lnn.softmax(lnn.gelu(x @ w + b))
+
+
+def pipeline(n: int, chip: str):
+    prog = ls.compile(ls.trace(layer, S((n, n), "bfloat16"), S((n, n), "bfloat16"), S((n,), "bfloat16")))
+    return prog, ls.estimate(prog, chip), ls.simulate(prog, chip)
+
+
+def timeline_fig(n: int, chip: str = "H100 SXM"):
+    import labsim.viz as lv
+    _, _, run = pipeline(n, chip)
+    return lv.timeline(run.trace, title=f"one call, n = {n}")
+
+
+def roofline_fig(n: int, chip: str = "H100 SXM"):
+    import labsim.viz as lv
+    _, cost, _ = pipeline(n, chip)
+    pts = [(k.kernel, k.intensity, k.achieved_flops) for k in cost.kernels]
+    return lv.roofline(chip, pts, dtype="bfloat16", title=f"kernels of one layer, n = {n}")
+
+
+def live_latency(sizes=(128, 1024, 8192), repeats: int = 20) -> list[list[str]]:
+    import labsim.viz as lv
+
+    rows = []
+    for name, make in (("timeline", timeline_fig), ("roofline", roofline_fig)):
+        fig = lv.interactive(make, controls={"n": list(sizes)}, alt="benchmark figure")
+        for n in sizes:
+            times = []
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                fig.update(n=n)
+                times.append((time.perf_counter() - t0) * 1e3)
+                assert fig.error is None, fig.error
+            p50, p95 = percentile(times, 50), percentile(times, 95)
+            rows.append([f"{name} (compile+estimate+simulate+plot)", f"{n:,}", f"{p50:.1f}", f"{p95:.1f}",
+                         "ok" if p95 <= TARGET_MS else "SLOW"])
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="scaling up to 1,000 ops only")
+    args = ap.parse_args()
+    os.environ.pop("LABSIM_BOOK", None)
+    sizes = (100, 1000) if args.quick else (100, 1000, 10000)
+    print(f"labsim {ls.__version__}, Python {sys.version.split()[0]}, NumPy {np.__version__}")
+    table("1. trace and compile (ms; best of 3 below 10,000 ops)",
+          ["workload", "traced ops", "trace", "compile", "compile eager", "kernels", "eager kernels"],
+          scaling(sizes))
+    table("2. reference interpreter (ms, median of 10)", ["case", "ls.evaluate", "plain NumPy"], contract_evaluate())
+    table(f"3. Interactive.update latency (ms, 20 repeats; target p95 ≤ {TARGET_MS:.0f} ms)",
+          ["figure", "n", "p50", "p95", ""], live_latency())
+
+
+if __name__ == "__main__":
+    main()
