@@ -324,8 +324,16 @@ def fusion_plan(g: Graph) -> tuple[list[list[int]], list[str]]:
     def label(i: int) -> str:
         return f"{names[id(nodes[i].out)]} ({nodes[i].op})"
 
-    def kinds(gid: int) -> set[OpKind]:
-        return {_kind(nodes[j]) for j in members[gid]}
+    gkinds: dict[int, set[OpKind]] = {}  # op kinds present in each group (kept up to date)
+    gshapes: dict[int, set[tuple]] = {}  # result shapes of the group's elementwise ops
+
+    def join(gid: int, j: int) -> None:
+        groups_of.setdefault(j, set()).add(gid)
+        members[gid].add(j)
+        k = _kind(nodes[j])
+        gkinds[gid].add(k)
+        if k is OpKind.ELEMENTWISE:
+            gshapes[gid].add(nodes[j].out.aval.shape)
 
     def covered(p: int) -> bool:
         return bool(users[p]) and all(any(p in members[gu] for gu in groups_of.get(u, ())) for u in users[p])
@@ -337,8 +345,8 @@ def fusion_plan(g: Graph) -> tuple[list[list[int]], list[str]]:
         if i in groups_of and id(n.out) in out_ids:
             continue
         gid = i
-        groups_of.setdefault(i, set()).add(gid)
-        members[gid] = {i}
+        members[gid], gkinds[gid], gshapes[gid] = set(), set(), set()
+        join(gid, i)
         frontier = [i]
         while frontier:
             c = frontier.pop()
@@ -347,7 +355,7 @@ def fusion_plan(g: Graph) -> tuple[list[list[int]], list[str]]:
                 if p is None or p in members[gid] or nodes[p].op == "constant":
                     continue
                 pk = _kind(nodes[p])
-                gk = kinds(gid)
+                gk = gkinds[gid]
                 # users elsewhere, including other copies of a duplicated user, also need p
                 outside = [u for u in users[p] if groups_of.get(u, set()) != {gid} or u in multi]
                 if groups_of.get(p):  # already computed in another kernel: joining here duplicates it
@@ -361,8 +369,7 @@ def fusion_plan(g: Graph) -> tuple[list[list[int]], list[str]]:
                         why = "its result is also needed by another kernel, and a contraction is never computed twice"
                     elif OpKind.CONTRACTION in gk or OpKind.REDUCTION in gk:
                         why = "a kernel holds at most one contraction or reduction root"
-                    elif any(_kind(nodes[j]) is OpKind.ELEMENTWISE and nodes[j].out.aval.shape != nodes[p].out.aval.shape
-                             for j in members[gid]):
+                    elif gshapes[gid] - {nodes[p].out.aval.shape}:
                         why = "the epilogue changes shape; only same-shape elementwise epilogues fuse into a dot"
                 elif nodes[c].op == "dot":
                     why = "a dot reads its operands tile by tile; producers are not fused into it"
@@ -381,8 +388,7 @@ def fusion_plan(g: Graph) -> tuple[list[list[int]], list[str]]:
                     multi.add(p)
                     notes.append(f"{label(p)} is cheap, so it is computed again inside the kernel of {label(c)} "
                                  "instead of being written and read back.")
-                groups_of.setdefault(p, set()).add(gid)
-                members[gid].add(p)
+                join(gid, p)
                 frontier.append(p)
     # reshapes left alone are free bitcasts: no kernel
     groups = [sorted(m) for m in members.values()
@@ -399,47 +405,46 @@ def _reads(g: Graph, grp: list[int], index: dict[int, int]) -> set[int]:
 def _horizontal(g, groups, users, index, notes, label):
     """Merge independent loop kernels of one output shape that read a common input."""
     nodes = g.nodes
-
-    def is_loop(grp):
-        return all(_kind(nodes[i]) in _LOOP_KINDS for i in grp)
-
-    def shape(grp):
-        return nodes[max(grp)].out.aval.shape
+    loop = [all(_kind(nodes[i]) in _LOOP_KINDS for i in grp) for grp in groups]
+    shape = [nodes[max(grp)].out.aval.shape for grp in groups]
+    readers: dict[int, list[int]] = {}
+    for gi, grp in enumerate(groups):
+        if loop[gi]:
+            for v in _reads(g, grp, index):
+                readers.setdefault(v, []).append(gi)
 
     def depends(a, b):  # does group a (transitively) read anything group b computes?
         target = {id(nodes[i].out) for i in b}
-        stack, seen = [i for i in a], set()
+        lo = min(b)
+        stack, seen = list(a), set(a)
         while stack:
             i = stack.pop()
             for v in nodes[i].in_vars:
                 if id(v) in target:
                     return True
                 j = index.get(id(v))
-                if j is not None and j not in seen:
+                if j is not None and j >= lo and j not in seen:  # nothing before b's first node reads b
                     seen.add(j)
                     stack.append(j)
         return False
 
-    merged = True
-    while merged:
-        merged = False
-        for x in range(len(groups)):
-            for y in range(x + 1, len(groups)):
-                ga, gb = groups[x], groups[y]
-                if not (is_loop(ga) and is_loop(gb)) or shape(ga) != shape(gb):
+    alive = {gi: list(grp) for gi, grp in enumerate(groups)}
+    for bucket in readers.values():
+        bucket = [gi for gi in bucket if gi in alive]
+        for x_i, x in enumerate(bucket):
+            if x not in alive:
+                continue
+            for y in bucket[x_i + 1:]:
+                if y not in alive or x == y or shape[x] != shape[y]:
                     continue
-                shared = _reads(g, ga, index) & _reads(g, gb, index)
-                if not shared or depends(ga, gb) or depends(gb, ga):
+                ga, gb = alive[x], alive[y]
+                if depends(ga, gb) or depends(gb, ga):
                     continue
                 notes.append(f"horizontal fusion: {label(max(ga))} and {label(max(gb))} read the same input "
                              "and now share one kernel.")
-                groups[x] = sorted(set(ga) | set(gb))
-                del groups[y]
-                merged = True
-                break
-            if merged:
-                break
-    return groups
+                alive[x] = sorted(set(ga) | set(gb))
+                del alive[y]
+    return [alive[k] for k in sorted(alive)]
 
 
 def _order(groups, nodes, index) -> list[list[int]]:
@@ -463,14 +468,26 @@ def _order(groups, nodes, index) -> list[list[int]]:
                 j = src(index.get(id(a)))
                 if j is not None and j in owners and gi not in owners[j]:
                     deps[gi] |= owners[j]
+    import heapq
+
+    indeg = {gi: len(deps[gi]) for gi in deps}
+    rdeps: dict[int, list[int]] = {gi: [] for gi in deps}
+    for gi, ds in deps.items():
+        for d in ds:
+            rdeps[d].append(gi)
+    heap = [(min(groups[gi]), gi) for gi in deps if indeg[gi] == 0]
+    heapq.heapify(heap)
     order, done = [], set()
-    while len(order) < len(groups):
-        ready = [gi for gi in range(len(groups)) if gi not in done and deps[gi] <= done]
-        if not ready:
-            raise _Cycle([gi for gi in range(len(groups)) if gi not in done])
-        gi = min(ready, key=lambda k: min(groups[k]))
+    while heap:
+        _, gi = heapq.heappop(heap)
         order.append(groups[gi])
         done.add(gi)
+        for u in rdeps[gi]:
+            indeg[u] -= 1
+            if indeg[u] == 0:
+                heapq.heappush(heap, (min(groups[u]), u))
+    if len(order) < len(groups):
+        raise _Cycle([gi for gi in range(len(groups)) if gi not in done])
     return order
 
 
