@@ -147,8 +147,10 @@ def bind(op: str, *args, **params):
                 operands.append(a.var)
             elif isinstance(a, np.ndarray) and a.ndim > 0:
                 operands.append(ctx.emit("constant", (), {"value": ArrayValue(a), "dtype": canonical_dtype(a.dtype)}))
+            elif isinstance(a, (np.ndarray, np.generic)):  # a NumPy scalar keeps its own dtype
+                operands.append(Literal(a.item(), ShapeDtype((), canonical_dtype(a.dtype))))
             else:
-                operands.append(_literal(a.item() if isinstance(a, (np.ndarray, np.generic)) else a, like))
+                operands.append(_literal(a, like))
         return Tracer(ctx, ctx.emit(op, tuple(operands), params))
     # eager: the same shape rule first (same errors), then the reference implementation
     arrays = []
