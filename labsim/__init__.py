@@ -14,7 +14,7 @@ Public API (see DESIGN.md)::
 """
 from __future__ import annotations
 
-from . import counting, dtypes, hardware, llm, ops, passes
+from . import counting, dtypes, hardware, llm, ops, parity, passes
 from . import numpy  # noqa: F401  (installs the Tracer operators)
 from . import nn  # noqa: F401  (registers composite ops)
 from .autodiff import grad, value_and_grad, vjp
@@ -38,6 +38,6 @@ __all__ = [
     "grad", "value_and_grad", "vjp",
     "Chip", "ChipKind", "Link", "Unit", "hardware", "ops", "dtypes",
     "estimate", "kernel_cost", "KernelCost", "ProgramCost", "Bound", "OutOfMemory", "OutOfMemoryError",
-    "memory_check", "passes", "assign_buffers", "llm", "counting",
+    "memory_check", "passes", "assign_buffers", "llm", "counting", "parity",
     "simulate", "RunResult", "Event", "Trace", "Table",
 ]

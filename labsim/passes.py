@@ -374,11 +374,19 @@ def fusion_plan(g: Graph) -> tuple[list[list[int]], list[str]]:
                 elif nodes[c].op == "dot":
                     why = "a dot reads its operands tile by tile; producers are not fused into it"
                 elif outside:
-                    if nodes[p].op in ops.DUPLICABLE and id(nodes[p].out) not in out_ids:
+                    # Recomputing p in each of its k consumer kernels reads p's inputs k times; keeping it
+                    # reads them once, writes p once and reads p k times. Duplicate only if that is no worse:
+                    # (k - 1)·inputs ≤ (k + 1)·output.
+                    k = len(users[p])
+                    in_bytes = sum(v.aval.nbytes for v in nodes[p].in_vars)
+                    out_bytes = nodes[p].out.aval.nbytes
+                    if nodes[p].op in ops.DUPLICABLE and id(nodes[p].out) not in out_ids \
+                            and (k - 1) * in_bytes <= (k + 1) * out_bytes:
                         duplicate = True  # cheap: recompute it here rather than round-trip through memory
                     else:
                         what = "it is a program output" if id(nodes[p].out) in out_ids else \
-                            f"{nodes[p].op} is not cheap enough to compute twice"
+                            f"{nodes[p].op} is not cheap enough to compute twice" if nodes[p].op not in ops.DUPLICABLE \
+                            else "computing it twice would read more memory than it saves"
                         why = f"its result is also read by another kernel and {what}"
                 if why:
                     if nodes[p].op != "reshape":

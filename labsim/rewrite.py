@@ -29,7 +29,7 @@ def retrace(g: Graph, handler: Handler | None = None, *, name: str | None = None
     def read(a: Atom):
         if isinstance(a, Var):
             return env[id(a)]
-        return np.asarray(a.value, dtype=numpy_dtype(a.aval.dtype))[()]
+        return a.value  # a weak Python scalar: takes the dtype of the array it meets
 
     for n in g.nodes:
         args = [read(a) for a in n.operands]

@@ -268,7 +268,7 @@ def inline(graph: Graph, *args):
     env: dict[int, Any] = {id(v): a for v, a in zip(graph.inputs, args)}
 
     def read(a: Atom):
-        return env[id(a)] if isinstance(a, Var) else np.asarray(a.value, dtype=numpy_dtype(a.aval.dtype))[()]
+        return env[id(a)] if isinstance(a, Var) else a.value  # a weak Python scalar: takes the dtype of the array it meets
 
     for n in graph.nodes:
         env[id(n.out)] = bind(n.op, *[read(a) for a in n.operands], **n.params)
