@@ -152,6 +152,8 @@ VJP: dict[str, Callable[..., tuple]] = {
     "broadcast": lambda c, n, x, out: (_broadcast_vjp(c, n, x),),
     "slice": lambda c, n, x, out: (_slice_vjp(c, n, x),),
     "concatenate": lambda c, n, *xs_out: _concat_vjp(c, n, *xs_out[:-1]),
+    "constant": lambda c, n, out: (),  # a constant (e.g. a closed-over array) has no inputs to reach
+    "iota": lambda c, n, out: (),
 }
 
 

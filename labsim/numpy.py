@@ -16,8 +16,8 @@ import numpy as _np
 
 from . import ops as _ops
 from .dtypes import canonical_dtype, is_float, result_dtype
-from .ir import ShapeDtype, ShapeError, TraceError
-from .trace import Tracer, bind, is_arraylike
+from .ir import ArrayValue, ShapeDtype, ShapeError, TraceError
+from .trace import Tracer, bind, current_trace, is_arraylike
 
 ndarray = _np.ndarray
 class _DType(str):
@@ -86,6 +86,12 @@ def asarray(x, dtype=None):
         arr = arr.astype(_np.float32)  # JAX's default (x64 off)
     elif arr.dtype == _np.int64:
         arr = arr.astype(_np.int32)
+    ctx = current_trace()
+    if ctx is not None and arr.dtype != object:
+        # inside a trace, a created array is a constant *in the graph* (as jnp under jit), so the
+        # compiler sees it and constant folding can compute what depends only on it
+        dt = canonical_dtype(dtype) if dtype is not None else canonical_dtype(arr.dtype)
+        return Tracer(ctx, ctx.emit("constant", (), {"value": ArrayValue(arr), "dtype": dt}))
     return arr
 
 

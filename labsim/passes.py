@@ -362,7 +362,9 @@ def fusion_plan(g: Graph) -> tuple[list[list[int]], list[str]]:
                     outside = outside or sorted(groups_of[p])
                 why = None
                 duplicate = False
-                if pk is OpKind.REDUCTION:
+                if pk is OpKind.COMPOSITE or _kind(nodes[c]) is OpKind.COMPOSITE:
+                    why = "a composite op runs as one library kernel unless the decompose pass expands it"
+                elif pk is OpKind.REDUCTION:
                     why = "a reduction must finish before its result can be used: the consumer runs in the next kernel"
                 elif pk is OpKind.CONTRACTION:
                     if outside:

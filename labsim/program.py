@@ -94,6 +94,11 @@ class Kernel:
 
 def _kind_of(nodes: Sequence[Node]) -> KernelKind:
     kinds = {ops.get(n.op).kind for n in nodes}
+    if OpKind.COMPOSITE in kinds:  # a library kernel: its kind is that of its decomposition
+        from .rewrite import decompose
+        from .trace import trace_decomposition
+        kinds = {ops.get(m.op).kind for n in nodes if ops.get(n.op).kind is OpKind.COMPOSITE
+                 for m in decompose(trace_decomposition(n.op, tuple(a.aval for a in n.operands), n.params)).nodes}
     if OpKind.CONTRACTION in kinds:
         return KernelKind.CONTRACTION
     if OpKind.REDUCTION in kinds:

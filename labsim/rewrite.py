@@ -13,7 +13,7 @@ from . import ops
 from .dtypes import numpy_dtype
 from .ir import ArrayValue, Atom, Graph, Node, Var
 from .ops import OpKind
-from .trace import TraceContext, Tracer, bind
+from .trace import TraceContext, Tracer, bind, recording
 
 
 Handler = Callable[[Node, list], Any]
@@ -31,9 +31,10 @@ def retrace(g: Graph, handler: Handler | None = None, *, name: str | None = None
             return env[id(a)]
         return a.value  # a weak Python scalar: takes the dtype of the array it meets
 
-    for n in g.nodes:
-        args = [read(a) for a in n.operands]
-        env[id(n.out)] = handler(n, args) if handler else bind(n.op, *args, **n.params)
+    with recording(ctx):
+        for n in g.nodes:
+            args = [read(a) for a in n.operands]
+            env[id(n.out)] = handler(n, args) if handler else bind(n.op, *args, **n.params)
     outs = []
     for o in g.outputs:
         val = read(o)

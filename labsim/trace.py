@@ -34,6 +34,32 @@ class TraceContext:
         return out
 
 
+_ACTIVE: list[TraceContext] = []  # innermost trace last: where lnp.asarray/zeros/arange record constants
+
+
+def current_trace() -> TraceContext | None:
+    """The innermost trace being recorded, or None outside tracing."""
+    return _ACTIVE[-1] if _ACTIVE else None
+
+
+class _Recording:
+    def __init__(self, ctx: TraceContext) -> None:
+        self.ctx = ctx
+
+    def __enter__(self):
+        _ACTIVE.append(self.ctx)
+        return self.ctx
+
+    def __exit__(self, *exc):
+        _ACTIVE.pop()
+        return False
+
+
+def recording(ctx: TraceContext) -> _Recording:
+    """Context manager: array-creation calls (``lnp.asarray``, ``zeros``, ``arange``...) record into ``ctx``."""
+    return _Recording(ctx)
+
+
 class Tracer:
     """An abstract array inside a trace. Supports NumPy-style operators; see ``labsim.numpy``."""
 
@@ -232,7 +258,8 @@ def trace(f: Callable, *specs: Any, name: str | None = None) -> Graph:
     avals = [_spec_of(s, i, pnames[i]) for i, s in enumerate(specs)]
     ctx = TraceContext()
     inputs = [Var(a) for a in avals]
-    outs = _flatten_outputs(f(*[Tracer(ctx, v) for v in inputs]), fname)
+    with recording(ctx):
+        outs = _flatten_outputs(f(*[Tracer(ctx, v) for v in inputs]), fname)
     out_atoms = []
     for o in outs:
         if isinstance(o, Tracer):
@@ -256,7 +283,8 @@ def trace_decomposition(op: str, avals: Sequence[ShapeDtype], params: dict) -> G
         raise ValueError(f"op {op!r} has no decomposition")
     ctx = TraceContext()
     inputs = [Var(a) for a in avals]
-    out = opdef.decompose(*[Tracer(ctx, v) for v in inputs], **dict(params))
+    with recording(ctx):
+        out = opdef.decompose(*[Tracer(ctx, v) for v in inputs], **dict(params))
     return Graph(tuple(inputs), tuple(ctx.nodes), (out.var,), name=op)
 
 
@@ -276,7 +304,7 @@ def inline(graph: Graph, *args):
     return outs[0] if len(outs) == 1 else outs
 
 
-__all__ = ["Tracer", "TraceContext", "bind", "trace", "trace_decomposition", "inline"]
+__all__ = ["Tracer", "TraceContext", "bind", "trace", "trace_decomposition", "inline", "current_trace", "recording"]
 
 # keep ShapeError importable from here for convenience
 ShapeError = ShapeError
