@@ -147,7 +147,19 @@ def _copy_listing(k) -> str:
     ])
 
 
+def _library_listing(k) -> str:
+    n = next(n for n in k.nodes if ops.get(n.op).kind is OpKind.COMPOSITE)
+    ins = ", ".join(a.aval.short() for a in n.operands)
+    return "\n".join([
+        f"// {k.name}: {' → '.join(k.ops)}: a library kernel (not decomposed by the compiler)",
+        f"// launch: {k.launch}",
+        f"  call {n.op}({ins}) -> {n.out.aval.short()}{ops.get(n.op).format_attrs(n.params)}",
+    ])
+
+
 def listing(k) -> str:
     from .program import KernelKind
+    if any(ops.get(n.op).kind is OpKind.COMPOSITE for n in k.nodes):
+        return _library_listing(k)
     return {KernelKind.LOOP: _loop_listing, KernelKind.REDUCTION: _reduction_listing,
             KernelKind.CONTRACTION: _contraction_listing, KernelKind.COPY: _copy_listing}[k.kind](k)

@@ -123,8 +123,8 @@ def _launch(kind: KernelKind, root: Node, nodes: Sequence[Node]) -> tuple[Launch
         isz = dot.operands[0].aval.itemsize
         shared = (tm * tk + tk * tn) * isz * 2  # double-buffered A and B tiles
         return Launch((math.ceil(n_ / tn), math.ceil(m / tm), b), (256, 1, 1), shared), (tm, tn, tk)
-    if kind is KernelKind.REDUCTION:
-        red = next(n for n in nodes if ops.get(n.op).kind is OpKind.REDUCTION)
+    red = next((n for n in nodes if ops.get(n.op).kind is OpKind.REDUCTION), None)
+    if kind is KernelKind.REDUCTION and red is not None:
         n_out = max(red.out.aval.size, 1)
         per_row = max(red.operands[0].aval.size // n_out, 1)
         threads = min(1024, max(32, 1 << (per_row - 1).bit_length()))
