@@ -4,6 +4,7 @@
 #   make lab    JupyterLab on chapters/, .md files open as notebooks, widgets live
 #   make serve  serve _build/html on http://127.0.0.1:8000
 #   make bench  run benchmarks/bench_*.py (each prints a table)
+#   make crosscheck  compare labsim with XLA (JAX) and PyTorch's FLOP counter (installs both, CPU builds)
 #   make clean / make distclean
 SHELL      := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -15,10 +16,10 @@ LOCK       := requirements/lock.txt
 PORT       ?= 8000
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: all venv sysdeps book test lab serve bench lock clean distclean help
+.PHONY: all venv sysdeps book test lab serve bench crosscheck lock clean distclean help
 all: book
 help:
-	@sed -n '2,8p' Makefile
+	@sed -n '2,9p' Makefile
 
 # ---- Python environment: reinstalled only when pyproject.toml or the lock changes ----
 venv: $(STAMP)
@@ -80,6 +81,15 @@ serve:
 
 bench: $(STAMP) sysdeps
 	@for f in benchmarks/bench_*.py; do echo "== $$f"; LABSIM_BOOK=1 $(PY) $$f; done
+
+# ---- Parity with the peer tools (its own target; CI runs it too) ----
+# JAX for the CPU and PyTorch 2.13.0 (CPU build) go into the same venv, once.
+XSTAMP := $(VENV)/.crosscheck
+$(XSTAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install -q -e '.[crosscheck]' -c $(LOCK)
+	@touch $@
+crosscheck: $(XSTAMP)
+	$(PY) crosscheck/run.py
 
 # Refresh the pinned constraints from the current venv (after changing pyproject.toml).
 lock: $(STAMP)

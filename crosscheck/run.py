@@ -135,7 +135,7 @@ def torch_live() -> None:
             k = self.k(x).view(B, S, self.kv, self.hd).transpose(1, 2).repeat_interleave(self.h // self.kv, 1)
             v = self.v(x).view(B, S, self.kv, self.hd).transpose(1, 2).repeat_interleave(self.h // self.kv, 1)
             s = (q @ k.transpose(-1, -2)) / self.hd ** 0.5
-            s = s.masked_fill(~torch.ones(S, S, dtype=torch.bool).tril(), float("-inf"))
+            s = s.masked_fill(~torch.ones(S, S, dtype=torch.bool, device=x.device).tril(), float("-inf"))
             return self.o((s.softmax(-1) @ v).transpose(1, 2).reshape(B, S, D))
 
     print(f"## live PyTorch {torch.__version__} FlopCounterMode (meta device)\n")
