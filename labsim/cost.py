@@ -32,12 +32,22 @@ class Bound(enum.Enum):
 
 
 def unit_for(kernel: Kernel, chip: Chip) -> tuple[Unit, str]:
-    """Which unit runs ``kernel`` on ``chip``, and the dtype whose rate applies."""
+    """Which unit runs ``kernel`` on ``chip``, and the dtype whose rate applies.
+
+    A chip whose preset has no sourced vector rate (the TPU presets: Google publishes no VPU figure for
+    them) is charged at its fastest matrix rate instead. That keeps the roofline a valid lower bound,
+    only a looser one; :attr:`KernelCost.assumed` marks such kernels.
+    """
     if kernel.kind is KernelKind.CONTRACTION and kernel.dtype in chip.matrix_flops:
         return Unit.MATRIX, kernel.dtype
     if kernel.dtype in chip.vector_flops:
         return Unit.VECTOR, kernel.dtype
-    return Unit.VECTOR, "float32"
+    if "float32" in chip.vector_flops:
+        return Unit.VECTOR, "float32"
+    for dt in (kernel.dtype, "bfloat16"):
+        if dt in chip.matrix_flops:
+            return Unit.MATRIX, dt
+    return Unit.MATRIX, max(chip.matrix_flops, key=chip.matrix_flops.get)
 
 
 @dataclass(frozen=True)
@@ -52,6 +62,7 @@ class KernelCost:
     bandwidth: float
     compute_time: float
     memory_time: float
+    assumed: bool = False  # vector work charged at the matrix rate (no sourced vector rate for the chip)
 
     @property
     def time(self) -> float:
@@ -77,10 +88,11 @@ def kernel_cost(kernel: Kernel, chip: Chip | str) -> KernelCost:
     peak = chip.peak_flops(dtype, unit)
     vec = chip.vector_flops.get("float32") or peak
     compute = kernel.flops / peak + kernel.transcendentals / vec
+    assumed = kernel.kind is not KernelKind.CONTRACTION and unit is Unit.MATRIX
     return KernelCost(kernel=kernel.name, unit=unit, dtype=dtype, flops=kernel.flops,
                       transcendentals=kernel.transcendentals, bytes=kernel.bytes, peak_flops=peak,
                       bandwidth=chip.hbm_bandwidth, compute_time=compute,
-                      memory_time=kernel.bytes / chip.hbm_bandwidth)
+                      memory_time=kernel.bytes / chip.hbm_bandwidth, assumed=assumed)
 
 
 @dataclass(frozen=True)
