@@ -63,34 +63,63 @@ def draw_graph(obj, *, title: str | None = None, rankdir: str = "TB", kernels: b
     for i, v in enumerate(g.inputs):
         d.node(nid(v), f"{names[id(v)]}\n{v.aval.short()}", shape="ellipse", fillcolor=KIND_COLORS["input"])
 
-    def node_stmt(target, n):
+    def node_stmt(target, n, node_id, dup=False):
         kind = ops.get(n.op).kind.value
-        target.node(nid(n.out), _label(n), fillcolor=KIND_COLORS.get(kind, "#FFFFFF"))
+        target.node(node_id, _label(n) + ("\n(computed again here)" if dup else ""),
+                    fillcolor=KIND_COLORS.get(kind, "#FFFFFF"), style="filled,dashed" if dup else "filled")
 
-    kernel_of = {}
+    # A cheap op that fusion computes in several kernels is drawn once in each of them.
+    kernels_of: dict[int, list[int]] = {}
+    writer: dict[int, int] = {}
     if prog is not None and kernels:
         for ki, k in enumerate(prog.kernels):
             for n in k.nodes:
-                kernel_of[id(n)] = ki
+                kernels_of.setdefault(id(n), []).append(ki)
+            for o in k.outputs:
+                writer[id(o)] = ki
+    producer = {id(n.out): n for n in g.nodes}
+
+    def copy_id(n, ki):
+        ks = kernels_of.get(id(n), [])
+        return f"v{n.out.id}_k{ki}" if len(ks) > 1 else nid(n.out)
+
+    def src_id(v, ki):
+        """The drawing id of value v as seen by a node in kernel ki (None: outside any kernel)."""
+        p = producer.get(id(v))
+        if p is None:
+            return nid(v)
+        ks = kernels_of.get(id(p), [])
+        if ki is not None and ki in ks:
+            return copy_id(p, ki)
+        if len(ks) > 1:
+            return copy_id(p, writer.get(id(v), ks[0]))
+        return nid(v)
+
+    if prog is not None and kernels:
+        for ki, k in enumerate(prog.kernels):
             with d.subgraph(name=f"cluster_{ki}") as c:
                 c.attr(label=f"kernel {k.name}", style="rounded,dashed", color="#0072B2", fontcolor="#0072B2",
                        fontsize="10")
                 for n in k.nodes:
-                    node_stmt(c, n)
+                    ks = kernels_of[id(n)]
+                    node_stmt(c, n, copy_id(n, ki), dup=len(ks) > 1 and ki != ks[0])
     for n in g.nodes:
-        if id(n) not in kernel_of:
-            node_stmt(d, n)
-        for a in n.operands:
-            if isinstance(a, Var):
-                d.edge(nid(a), nid(n.out))
-            elif isinstance(a, Literal):
-                lit = f"lit{n.out.id}_{id(a) % 10007}"
-                d.node(lit, str(a), shape="plaintext", style="", fontsize="9")
-                d.edge(lit, nid(n.out), style="dotted")
+        places = kernels_of.get(id(n)) or [None]
+        if places == [None]:
+            node_stmt(d, n, nid(n.out))
+        for ki in places:
+            me = copy_id(n, ki) if ki is not None else nid(n.out)
+            for a in n.operands:
+                if isinstance(a, Var):
+                    d.edge(src_id(a, ki), me)
+                elif isinstance(a, Literal):
+                    lit = f"lit{n.out.id}_{ki}_{id(a) % 10007}"
+                    d.node(lit, str(a), shape="plaintext", style="", fontsize="9")
+                    d.edge(lit, me, style="dotted")
     for i, o in enumerate(g.outputs):
         d.node(f"out{i}", f"output {i}", shape="ellipse", fillcolor=KIND_COLORS["output"])
         if isinstance(o, Var):
-            d.edge(nid(o), f"out{i}")
+            d.edge(src_id(o, None), f"out{i}")
     if title:
         d.attr(label=title, labelloc="t")
     svg = d.pipe(format="svg").decode("utf-8")
