@@ -37,10 +37,8 @@ def xla_stored() -> list:
                       "transc. XLA": r.xla_transcendentals, "kernels labsim": r.kernels if r.kernels is not None else "—",
                       "kernels XLA": r.xla_kernels, "status": "match" if r.all_match else
                       ("explained: " + explained[0]) if explained else "UNEXPLAINED"})
-        if r.all_match:
-            check(explained is None, f"xla {r.name}: matches fully but XLA_EXPLAINED still explains a difference")
-        else:
-            check(explained is not None, f"xla {r.name}: differs ({r.error or 'numbers'}) with no explanation")
+        check(r.explained(), f"xla {r.name}: differs in {sorted(r.differs) or 'nothing'} but XLA_EXPLAINED says "
+                             f"{explained[0] if explained else 'no difference'}")
     print("## labsim versus XLA (stored cost_analysis, CPU backend)\n")
     print(markdown_table(table))
     n_flops = sum(r.flops_match for r in rows)

@@ -12,6 +12,7 @@ which is why training costs about three times the forward FLOPs.
 """
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any, Callable, Sequence
 
@@ -219,13 +220,15 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
                             f"{', '.join(a.short() for a in g.out_avals)}")
         if not is_float(g.outputs[0].aval.dtype):
             raise TypeError(f"grad({fname}): the output dtype {g.outputs[0].aval.dtype} is not a float")
-        one = np.asarray(1.0, dtype=numpy_dtype(g.outputs[0].aval.dtype))
+        # the seed cotangent: inside a trace a graph constant (so broadcasts of it stay small), else NumPy
+        one = lnp.asarray(np.asarray(1.0, dtype=numpy_dtype(g.outputs[0].aval.dtype)), g.outputs[0].aval.dtype)
         value, grads = vjp_graph(g, args, one)
         if isinstance(argnums, int):
             return value, grads[argnums]
         return value, tuple(grads[i] for i in argnums)
 
     vg.__name__ = f"value_and_grad_{fname}"
+    _keep_signature(vg, f)
     return vg
 
 
@@ -237,7 +240,16 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
         return vg(*args)[1]
 
     gf.__name__ = f"grad_{getattr(f, '__name__', 'f')}"
+    _keep_signature(gf, f)
     return gf
+
+
+def _keep_signature(wrapper, f) -> None:
+    """Give the gradient function ``f``'s parameters, so traced graphs name their inputs as ``f`` does."""
+    try:
+        wrapper.__signature__ = inspect.signature(f)
+    except (TypeError, ValueError):
+        pass
 
 
 def vjp(f: Callable, *args) -> tuple[Any, Callable]:

@@ -169,8 +169,10 @@ def simplify(g: Graph) -> Graph:
             arr = n.attr("value").array
             if arr.size and (arr == arr.flat[0]).all() and n.out.aval.dtype != "bool":
                 splat[id(n.out)] = Literal(arr.flat[0].item(), n.out.aval.__class__((), n.out.aval.dtype))
-        elif op == "broadcast" and isinstance(a[0], Literal):
+        elif op in ("broadcast", "reshape") and isinstance(a[0], Literal):
             splat[id(n.out)] = a[0]
+        elif op in ("broadcast", "reshape") and isinstance(a[0], Var) and id(a[0]) in splat:
+            splat[id(n.out)] = splat[id(a[0])]
         # (c1 * (c2 * x)) -> (c1*c2) * x, with literal c1, c2
         if op == "multiply" and any(isinstance(x, Literal) for x in a):
             li = 0 if isinstance(a[0], Literal) else 1
@@ -537,7 +539,7 @@ def fuse(g: Graph) -> Graph:
 
 
 # ----------------------------------------------------------------------------------------------
-PIPELINE: tuple[Pass, ...] = (decompose, simplify, constant_fold, cse, fold_transpose, dce, fuse)
+PIPELINE: tuple[Pass, ...] = (decompose, constant_fold, simplify, cse, fold_transpose, dce, fuse)
 """The default pipeline ``ls.compile`` runs, in order."""
 
 PASSES: dict[str, Pass] = {p.__name__: p for p in PIPELINE}
