@@ -7,9 +7,9 @@
   figure precomputed for every control value and switched by sliders in the page.
 """
 from .faces import Figure, Interactive, in_book, interactive, show
-from .graph import GraphDrawing, draw_graph
+from .graph import GraphDrawing, draw_graph, pipeline_diagram
 from .palette import KIND_COLORS, OKABE_ITO
 from .plots import bar_compare, buffer_chart, roofline, style, timeline
 
-__all__ = ["Figure", "Interactive", "in_book", "interactive", "show", "GraphDrawing", "draw_graph",
+__all__ = ["Figure", "Interactive", "in_book", "interactive", "show", "GraphDrawing", "draw_graph", "pipeline_diagram",
            "KIND_COLORS", "OKABE_ITO", "bar_compare", "buffer_chart", "roofline", "style", "timeline"]

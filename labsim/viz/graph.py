@@ -128,3 +128,28 @@ def draw_graph(obj, *, title: str | None = None, rankdir: str = "TB", kernels: b
            f"({', '.join(f'{v} {k}' for k, v in counts.items())})"
            + (f", grouped into {len(prog.kernels)} kernels" if prog is not None and kernels else "") + ".")
     return GraphDrawing(svg, alt, d.source)
+
+
+def pipeline_diagram(stages, *, alt: str, colors=None) -> GraphDrawing:
+    """Boxes joined top to bottom by arrows: ``stages`` is a list of (title, line, line, ...).
+
+    Drawn with Graphviz, so the SVG scales with the page (readable at phone width).
+    """
+    import graphviz
+
+    from .palette import SEQUENCE
+
+    if shutil.which("dot") is None:
+        raise RuntimeError("pipeline_diagram needs Graphviz's `dot` program (apt/brew/conda install graphviz)")
+    d = graphviz.Digraph("pipeline", graph_attr={"rankdir": "TB", "bgcolor": "transparent", "nodesep": "0.3",
+                                                 "ranksep": "0.3"},
+                         node_attr={"shape": "box", "style": "rounded,filled", "fontname": "Helvetica",
+                                    "fontsize": "11", "color": "#333333", "margin": "0.15,0.08"},
+                         edge_attr={"color": "#333333", "arrowsize": "0.7"})
+    tints = colors or ["#D6EEFA", "#CCECE3", "#FAE7C2", "#F3DCEA", "#FBF8C8", "#EEEEEE"]
+    for i, (title, *lines) in enumerate(stages):
+        rows = "".join(f'<BR/><FONT POINT-SIZE="9">{html.escape(str(x))}</FONT>' for x in lines)
+        d.node(f"s{i}", f"<<B>{html.escape(str(title))}</B>{rows}>", fillcolor=tints[i % len(tints)])
+        if i:
+            d.edge(f"s{i - 1}", f"s{i}")
+    return GraphDrawing(d.pipe(format="svg").decode("utf-8"), alt, d.source)
