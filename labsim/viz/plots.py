@@ -9,12 +9,14 @@ from .palette import KIND_COLORS, SEQUENCE
 
 def style(fig, *, title: str | None = None, height: int = 360):
     """House style: white background, colour-blind-safe colours, legend below (phone-friendly)."""
+    # legend in a row above the plot, under the title: never on top of the x-axis title, and it wraps
+    # instead of overflowing at phone width
     fig.update_layout(
         template="plotly_white", colorway=SEQUENCE, height=height, autosize=True,
-        margin=dict(l=10, r=10, t=50 if title else 20, b=10),
+        margin=dict(l=10, r=10, t=80 if title else 40, b=10),
         font=dict(family="Helvetica, Arial, sans-serif", size=13),
-        legend=dict(orientation="h", yanchor="top", y=-0.18, xanchor="left", x=0),
-        title=dict(text=title, x=0, xanchor="left", font=dict(size=15)) if title else None,
+        legend=dict(orientation="h", yanchor="bottom", y=1.01, xanchor="left", x=0),
+        title=dict(text=title, x=0, xanchor="left", y=0.98, yanchor="top", font=dict(size=15)) if title else None,
     )
     fig.update_xaxes(automargin=True)
     fig.update_yaxes(automargin=True)
