@@ -41,6 +41,8 @@ class DtypeError(TypeError, ValueError):
 
 def canonical_dtype(dtype) -> str:
     """Return labsim's name for ``dtype`` (a string, NumPy dtype or Python type), or raise DtypeError."""
+    if type(dtype) is str and dtype in ITEMSIZE:  # fast path: already canonical
+        return dtype
     if isinstance(dtype, str):
         name = ALIASES.get(dtype.lower(), dtype.lower())
     elif dtype is float:

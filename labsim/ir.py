@@ -7,7 +7,9 @@ Everything is frozen; passes build new graphs instead of editing old ones.
 """
 from __future__ import annotations
 
+import functools
 import itertools
+import math
 import weakref
 import operator
 from dataclasses import dataclass, field
@@ -15,7 +17,7 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from .dtypes import HLO_NAME, canonical_dtype, itemsize
+from .dtypes import HLO_NAME, ITEMSIZE as _ITEMSIZE, canonical_dtype, itemsize
 
 
 class ShapeError(ValueError):
@@ -34,6 +36,9 @@ class ShapeDtype:
     dtype: str = "float32"
 
     def __post_init__(self) -> None:
+        if type(self.shape) is tuple and all(type(d) is int and d >= 0 for d in self.shape) \
+                and type(self.dtype) is str and self.dtype in _ITEMSIZE:
+            return  # already canonical (the common case inside passes): nothing to convert
         try:  # operator.index takes ints (and NumPy ints) only: 2.5 or "3" is refused, not truncated
             shape = tuple(operator.index(d) for d in self.shape)
         except TypeError:
@@ -49,7 +54,7 @@ class ShapeDtype:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        return math.prod(self.shape)
 
     @property
     def itemsize(self) -> int:
@@ -168,7 +173,7 @@ class Node:
                 return v
         return default
 
-    @property
+    @functools.cached_property
     def in_vars(self) -> tuple[Var, ...]:
         return tuple(a for a in self.operands if isinstance(a, Var))
 
@@ -250,18 +255,19 @@ class Graph:
             if id(v) in defined:
                 raise VerifyError(f"input {v} appears twice")
             defined.add(id(v))
+        checked = _SHAPES_CHECKED
         for i, n in enumerate(self.nodes):
-            try:
-                opdef = ops.get(n.op)
-            except ops.UnknownOpError as e:
-                raise VerifyError(f"node {i}: {e.args[0]}") from None
             for a in n.operands:
-                if isinstance(a, Literal):
-                    if a.aval.shape != ():
-                        raise VerifyError(f"node {i} ({n.op}): literal {a} is not a scalar")
-                elif id(a) not in defined:
-                    raise VerifyError(f"node {i} ({n.op}) uses {a} before it is defined")
-            if n not in _SHAPES_CHECKED:  # nodes are immutable: a node's shape rule needs checking once
+                if type(a) is Var:
+                    if id(a) not in defined:
+                        raise VerifyError(f"node {i} ({n.op}) uses {a} before it is defined")
+                elif a.aval.shape != ():
+                    raise VerifyError(f"node {i} ({n.op}): literal {a} is not a scalar")
+            if n not in checked:  # nodes are immutable: op, arity and shape rule need checking once
+                try:
+                    opdef = ops.get(n.op)
+                except ops.UnknownOpError as e:
+                    raise VerifyError(f"node {i}: {e.args[0]}") from None
                 try:
                     expect = opdef.infer(tuple(a.aval for a in n.operands), n.params)
                 except (ShapeError, TypeError, ValueError) as e:

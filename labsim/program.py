@@ -279,12 +279,14 @@ def lower(g: Graph, groups: Sequence[Sequence[Node]] | None = None) -> tuple[tup
 Pass = Callable[[Graph], Graph]
 
 
-def compile(g: Graph, passes: Sequence[Pass] | None = None, *, verify: bool = True) -> Program:  # noqa: A001
+def compile(g: Graph, passes: Sequence[Pass] | None = None, *, verify: bool | str = True) -> Program:  # noqa: A001
     """Run ``passes`` (each a pure ``Graph -> Graph`` function) in order, then lower to kernels.
 
     ``passes=None`` runs the default pipeline (:data:`labsim.passes.PIPELINE`); ``passes=[]`` runs none,
     so every op is its own kernel: the eager, operator-by-operator program.
     ``prog.stages`` holds ("traced", g) followed by (pass name, graph after it) for each pass.
+    ``verify=True`` checks the traced and the final graph; ``verify="each"`` checks after every pass
+    (the tests run this on random programs); ``False`` skips the checks.
     """
     if passes is None:
         from .passes import PIPELINE
@@ -295,8 +297,10 @@ def compile(g: Graph, passes: Sequence[Pass] | None = None, *, verify: bool = Tr
     cur = g
     for p in passes or ():
         cur = p(cur)
-        if verify:
+        if verify == "each":
             cur.verify()
         stages.append((getattr(p, "__name__", str(p)), cur))
+    if verify and cur is not g:
+        cur.verify()
     kernels, constants, alias = lower(cur)
     return Program(graph=cur, kernels=kernels, stages=tuple(stages), constants=constants, alias=alias)

@@ -45,16 +45,35 @@ def retrace(g: Graph, handler: Handler | None = None, *, name: str | None = None
 
 
 def decompose(g: Graph) -> Graph:
-    """Expand every composite op (softmax, layer_norm, gelu, mean) into primitive ops."""
+    """Expand every composite op (softmax, layer_norm, gelu, mean) into primitive ops.
 
-    def handler(n: Node, args):
-        opdef = ops.get(n.op)
-        if opdef.kind is OpKind.COMPOSITE:
-            return opdef.decompose(*args, **n.params)
-        return bind(n.op, *args, **n.params)
-
-    # a decomposition may itself use composites (layer_norm uses mean): expand until none is left
-    g = retrace(g, handler)
+    Primitive nodes are kept as they are (only their operands are renamed); each composite is replaced
+    by the nodes its decomposition records. A decomposition may itself use composites (layer_norm uses
+    mean), so this repeats until none is left.
+    """
     while any(ops.get(n.op).kind is OpKind.COMPOSITE for n in g.nodes):
-        g = retrace(g, handler)
+        g = _expand_once(g)
     return g
+
+
+def _expand_once(g: Graph) -> Graph:
+    ctx = TraceContext()  # its node list is the new graph's
+    sub: dict[int, Atom] = {}
+
+    def atom(a: Atom) -> Atom:
+        return sub.get(id(a), a) if isinstance(a, Var) else a
+
+    with recording(ctx):
+        for n in g.nodes:
+            operands = tuple(atom(a) for a in n.operands)
+            opdef = ops.get(n.op)
+            if opdef.kind is OpKind.COMPOSITE:
+                args = [Tracer(ctx, a) if isinstance(a, Var) else a.value for a in operands]
+                out = opdef.decompose(*args, **n.params)
+                sub[id(n.out)] = out.var
+            elif all(x is y for x, y in zip(operands, n.operands)):
+                ctx.nodes.append(n)
+            else:
+                ctx.nodes.append(Node(n.op, operands, n.attrs, n.out))
+    outs = tuple(atom(o) for o in g.outputs)
+    return Graph(g.inputs, tuple(ctx.nodes), outs, name=g.name, input_names=g.input_names)
