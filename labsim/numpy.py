@@ -9,6 +9,7 @@ the array's dtype, and mixing two array dtypes inserts a ``convert``.
 from __future__ import annotations
 
 import builtins
+import math
 import numbers
 from typing import Any, Sequence
 
@@ -266,7 +267,7 @@ def _mean_shape(avals, p):
 
 
 def _mean_decompose(x, axes):
-    n = int(_np.prod([x.shape[a] for a in axes], dtype=_np.int64)) if axes else 1
+    n = math.prod(x.shape[a] for a in axes)
     return divide(bind("reduce_sum", x, axes=tuple(axes)), float(n))
 
 
@@ -297,11 +298,11 @@ def reshape(x, newshape, order: str = "C"):
     if isinstance(newshape, numbers.Integral):
         newshape = (newshape,)
     newshape = [int(d) for d in newshape]
-    size = int(_np.prod(_shape(x), dtype=_np.int64))
+    size = math.prod(_shape(x))
     if newshape.count(-1) > 1:
         raise ShapeError(f"reshape: only one -1 allowed in {tuple(newshape)}")
     if -1 in newshape:
-        known = int(_np.prod([d for d in newshape if d != -1], dtype=_np.int64))
+        known = math.prod(d for d in newshape if d != -1)
         if known == 0 or size % known:
             raise ShapeError(f"reshape: cannot reshape {_shape(x)} ({size} elements) into {tuple(newshape)}")
         newshape[newshape.index(-1)] = size // known

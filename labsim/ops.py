@@ -349,7 +349,7 @@ def _dot_impl(x, y, contracting, batch):
 def dot_mnk(lhs: ShapeDtype, rhs: ShapeDtype, params) -> tuple[int, int, int, int]:
     """(batch, M, N, K) of a dot_general: the sizes of batch, lhs-free, rhs-free and contracting dims."""
     lc, rc, lb, rb, lfree, rfree = _dot_dims(lhs, rhs, params)
-    prod = lambda aval, dims: int(np.prod([aval.shape[d] for d in dims], dtype=np.int64)) if dims else 1
+    prod = lambda aval, dims: math.prod(aval.shape[d] for d in dims)
     return prod(lhs, lb), prod(lhs, lfree), prod(rhs, rfree), prod(lhs, lc)
 
 
@@ -379,9 +379,9 @@ register(OpDef(
 def _reshape_shape(avals, p):
     (x,) = avals
     new = tuple(int(d) for d in p["new_sizes"])
-    if int(np.prod(new, dtype=np.int64)) != x.size:
+    if math.prod(new) != x.size:
         raise ShapeError(f"reshape: cannot reshape {x.short()} ({x.size} elements) into {new} "
-                         f"({int(np.prod(new, dtype=np.int64))} elements)")
+                         f"({math.prod(new)} elements)")
     return ShapeDtype(new, x.dtype)
 
 
