@@ -133,7 +133,10 @@ def roofline(chip, points=(), *, dtype: str = "bfloat16", unit=None, title: str 
             labels.append(lab)
             xi.append(inten)
             yi.append((achieved if achieved is not None else min(peak0, inten * c0.hbm_bandwidth)) / 1e12)
-        fig.add_trace(go.Scatter(x=xi, y=yi, mode="markers+text", text=labels, textposition="top center",
+        # with many points the labels collide: keep them in the hover text only
+        many = len(labels) > 6
+        fig.add_trace(go.Scatter(x=xi, y=yi, mode="markers" if many else "markers+text", text=labels,
+                                 textposition=(["top left", "bottom right"] * len(labels))[:len(labels)] if not many else None,
                                  marker=dict(size=11, color="#D55E00", symbol="diamond",
                                              line=dict(color="#000000", width=1)),
                                  name="kernels", hovertemplate="%{text}<br>%{x:.3g} FLOP/B, %{y:.3g} TFLOP/s<extra></extra>"))
