@@ -2,7 +2,7 @@
 
 Each MyST-markdown notebook (``chapters/*.md`` except ``_template.md``; the ``book/*.md`` pages that
 have a kernelspec) is read with jupytext and executed with nbclient in a new ``python3`` kernel of this
-environment. Any error fails the test, and so does a notebook that takes 60 s or more. Execution
+environment. Any error fails the test, and so does a notebook whose cells take 60 s or more. Execution
 happens without ``LABSIM_BOOK``, so this covers the JupyterLab face (live widgets) that the website
 build does not run. The times are printed in the pytest summary.
 """
@@ -60,5 +60,24 @@ def test_notebook_executes(path: Path, monkeypatch):
     finally:
         elapsed = time.perf_counter() - t0
         NOTEBOOK_TIMES[path.relative_to(ROOT).as_posix()] = elapsed
-    print(f"{path.relative_to(ROOT)}: {elapsed:.1f} s")
-    assert elapsed < LIMIT_S, f"{path.relative_to(ROOT)} took {elapsed:.1f} s (limit {LIMIT_S:.0f} s)"
+    cells = _cell_seconds(nb)
+    print(f"{path.relative_to(ROOT)}: {elapsed:.1f} s in all, {cells:.1f} s running cells")
+    # The limit is on the chapter's own work (its cells, top to bottom). Starting and stopping the
+    # kernel is the machine's business: it once stalled for ~2 minutes on a loaded CI machine, so it
+    # only gets a generous bound of its own.
+    assert cells < LIMIT_S, f"{path.relative_to(ROOT)}: cells took {cells:.1f} s (limit {LIMIT_S:.0f} s)"
+    assert elapsed - cells < 3 * LIMIT_S, f"{path.relative_to(ROOT)}: kernel start/stop took {elapsed - cells:.0f} s"
+
+
+def _cell_seconds(nb) -> float:
+    """Sum of the cells' execution times, from the timing metadata nbclient records."""
+    from datetime import datetime
+
+    total = 0.0
+    for cell in nb.cells:
+        ex = cell.get("metadata", {}).get("execution", {})
+        start, end = ex.get("iopub.execute_input"), ex.get("shell.execute_reply")
+        if start and end:
+            parse = lambda t: datetime.fromisoformat(t.replace("Z", "+00:00"))
+            total += (parse(end) - parse(start)).total_seconds()
+    return total
