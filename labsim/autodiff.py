@@ -95,6 +95,14 @@ def _slice_vjp(c, n: Node, x):
     return c
 
 
+def _update_slice_vjp(c, n: Node, u):
+    start = n.attr("start_indices")
+    ushape = lnp._shape(u)
+    idx = tuple(slice(s0, s0 + k) for s0, k in zip(start, ushape))
+    dx = bind("update_slice", c, lnp.zeros(ushape, lnp._dtype(c)), start_indices=tuple(start))
+    return dx, lnp._getitem(c, idx)
+
+
 def _concat_vjp(c, n: Node, *xs):
     d = n.attr("dimension")
     outs, off = [], 0
@@ -153,6 +161,7 @@ VJP: dict[str, Callable[..., tuple]] = {
     "broadcast": lambda c, n, x, out: (_broadcast_vjp(c, n, x),),
     "slice": lambda c, n, x, out: (_slice_vjp(c, n, x),),
     "concatenate": lambda c, n, *xs_out: _concat_vjp(c, n, *xs_out[:-1]),
+    "update_slice": lambda c, n, x, u, out: _update_slice_vjp(c, n, u),
     "constant": lambda c, n, out: (),  # a constant (e.g. a closed-over array) has no inputs to reach
     "iota": lambda c, n, out: (),
 }

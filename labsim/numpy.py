@@ -400,6 +400,70 @@ def _getitem(x, idx):
 
 
 # ----------------------------------------------------------------------------------------------
+# functional index updates: x.at[idx].set(v) / .add(v) / .multiply(v) / .get(), as in JAX
+def _region(x, idx):
+    """(start indices, region shape with 1 for integer indices, shape without them) of a basic index."""
+    shape = _shape(x)
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    if builtins.sum(1 for i in idx if i is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis")
+    if Ellipsis in idx:
+        k = idx.index(Ellipsis)
+        idx = idx[:k] + (slice(None),) * (len(shape) - len(idx) + 1) + idx[k + 1:]
+    if len(idx) > len(shape):
+        raise IndexError(f"too many indices ({len(idx)}) for an array of shape {shape}")
+    idx = idx + (slice(None),) * (len(shape) - len(idx))
+    start, region, kept = [], [], []
+    for d, (i, n) in enumerate(zip(idx, shape)):
+        if isinstance(i, slice):
+            s0, e, st = i.indices(n)
+            if st != 1:
+                raise IndexError("x.at[...] supports slices with step 1 only")
+            start.append(s0), region.append(builtins.max(e - s0, 0)), kept.append(builtins.max(e - s0, 0))
+        elif isinstance(i, numbers.Integral):
+            j = int(i)
+            if not -n <= j < n:
+                raise IndexError(f"index {j} is out of bounds for axis {d} with size {n}")
+            start.append(j % n), region.append(1)
+        else:
+            raise IndexError(f"x.at[...] supports ints, slices and ..., not {i!r}")
+    return tuple(start), tuple(region), tuple(kept)
+
+
+class _IndexRef:
+    def __init__(self, x, idx) -> None:
+        self.x, self.idx = x, idx
+
+    def get(self):
+        return _getitem(self.x, self.idx)
+
+    def set(self, v):
+        start, region, kept = _region(self.x, self.idx)
+        v = astype(v if isinstance(v, (Tracer, _np.ndarray)) else asarray(v), _dtype(self.x))
+        try:
+            v = broadcast_to(v, kept)
+        except ShapeError:
+            raise ShapeError(f"x.at[...].set: value of shape {_shape(v)} does not fit the region {kept} "
+                             f"of an array of shape {_shape(self.x)}") from None
+        return bind("update_slice", self.x, reshape(v, region), start_indices=start)
+
+    def add(self, v):
+        return self.set(add(self.get(), v))
+
+    def multiply(self, v):
+        return self.set(multiply(self.get(), v))
+
+
+class _IndexUpdateHelper:
+    def __init__(self, x) -> None:
+        self.x = x
+
+    def __getitem__(self, idx) -> _IndexRef:
+        return _IndexRef(self.x, idx)
+
+
+# ----------------------------------------------------------------------------------------------
 # contractions
 def _dot_general(x, y, contracting, batch=((), ())):
     x, y = _promote("dot", x, y)
@@ -556,6 +620,7 @@ Tracer.min = lambda self, axis=None, keepdims=False: min(self, axis, keepdims)
 Tracer.mean = lambda self, axis=None, keepdims=False: mean(self, axis, keepdims)
 Tracer.astype = lambda self, dtype: astype(self, dtype)
 Tracer.dot = lambda self, other: dot(self, other)
+Tracer.at = property(lambda self: _IndexUpdateHelper(self))
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "power", "maximum", "minimum",

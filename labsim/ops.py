@@ -90,7 +90,8 @@ def get(name: str) -> OpDef:
 # Ops cheap enough that fusion may compute them again in a second kernel instead of writing their result
 # to memory and reading it back (XLA duplicates such producers too; exp, divide, dots are never duplicated).
 DUPLICABLE = frozenset({"add", "subtract", "multiply", "maximum", "minimum", "negate", "abs", "compare",
-                        "select", "convert", "integer_pow", "broadcast", "reshape", "transpose", "slice", "iota"})
+                        "select", "convert", "integer_pow", "broadcast", "reshape", "transpose", "slice", "iota",
+                        "update_slice"})
 
 
 def is_kind(name: str, *kinds: OpKind) -> bool:
@@ -479,6 +480,31 @@ register(OpDef(
     name="concatenate", kind=OpKind.DATA_MOVEMENT, arity=None, shape_rule=_concat_shape,
     impl=lambda *xs, dimension: np.concatenate(xs, axis=dimension), flops=_zero, transcendentals=_zero,
     hlo="concatenate", attr_format=lambda p: f", dimensions={{{p['dimension']}}}",
+))
+
+
+def _update_slice_shape(avals, p):
+    x, u = avals
+    start = tuple(int(i) for i in p["start_indices"])
+    if u.ndim != x.ndim or len(start) != x.ndim:
+        raise ShapeError(f"update_slice: update {u.short()} and start {start} must have the rank of {x.short()}")
+    for d, (s0, n, m) in enumerate(zip(start, u.shape, x.shape)):
+        if s0 < 0 or s0 + n > m:
+            raise ShapeError(f"update_slice: update {u.short()} at {start} does not fit in {x.short()} (dimension {d})")
+    return ShapeDtype(x.shape, result_dtype(x.dtype, u.dtype))
+
+
+def _update_slice_impl(x, u, start_indices):
+    out = np.array(x, copy=True)
+    out[tuple(slice(s0, s0 + n) for s0, n in zip(start_indices, np.shape(u)))] = u
+    return out
+
+
+register(OpDef(
+    name="update_slice", kind=OpKind.DATA_MOVEMENT, arity=2, shape_rule=_update_slice_shape,
+    impl=_update_slice_impl, flops=_zero, transcendentals=_zero, hlo="dynamic-update-slice",
+    attr_format=lambda p: f", start={_fmt_list(p['start_indices'])}",
+    doc="A copy of operand 0 with a block replaced by operand 1 (what x.at[...].set(v) records).",
 ))
 
 
