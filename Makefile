@@ -58,7 +58,14 @@ sysdeps:
 	exit 1
 
 # ---- The website ----
-book: $(STAMP) sysdeps
+# Jupyter Book caches executed notebooks by their own text only; when labsim changes, every chapter's
+# outputs may change too, so the cache is dropped (the chapters then run again, about 25 s).
+LABSIM_SRC := $(shell find labsim -name '*.py' 2>/dev/null)
+_build/.labsim-stamp: $(LABSIM_SRC) crosscheck/refs/xla.json crosscheck/refs/torch_flops.json
+	rm -rf _build/.jupyter_cache _build/jupyter_execute
+	@mkdir -p _build && touch $@
+
+book: $(STAMP) sysdeps _build/.labsim-stamp
 	LABSIM_BOOK=1 $(VENV)/bin/jb build . -W --keep-going
 	@echo "built: open _build/html/index.html, or run: make serve"
 
