@@ -14,7 +14,8 @@ inside a kernel; peak rates reached (no tile quantisation, no occupancy or laten
 beyond counting each input once); launch overhead counted separately, per kernel, from the chip preset.
 Contractions run on the matrix unit when the chip lists a matrix rate for their dtype, else on the
 vector unit; everything else runs on the vector unit at the float32 rate unless the chip lists one for
-the dtype. Each transcendental is charged as one vector-unit operation.
+the dtype. Each transcendental is charged as one vector-unit operation. A chip with no sourced
+vector rate (the TPU presets) is charged at its matrix unit's rate instead, marked ``assumed``.
 """
 from __future__ import annotations
 
