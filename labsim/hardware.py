@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from .dtypes import canonical_dtype
+from ._lookup import lookup
 
 
 class ChipKind(enum.Enum):
@@ -114,12 +115,7 @@ from ._presets import PRESETS  # noqa: E402  (the data lives in its own module)
 
 def get(name: str | Chip) -> Chip:
     """Look up a preset by name (case-insensitive), or pass a Chip through."""
-    if isinstance(name, Chip):
-        return name
-    key = {k.lower(): k for k in PRESETS}.get(str(name).lower())
-    if key is None:
-        raise KeyError(f"unknown chip {name!r}; presets are {sorted(PRESETS)}")
-    return PRESETS[key]
+    return lookup(PRESETS, name, "chip", Chip)
 
 
 __all__ = ["Chip", "ChipKind", "Link", "Unit", "PRESETS", "get"]

@@ -17,6 +17,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from ._lookup import lookup
 from . import nn
 from . import numpy as lnp
 from .dtypes import itemsize
@@ -80,12 +81,7 @@ PRESETS = MappingProxyType({
 
 
 def get(name: str | TransformerConfig) -> TransformerConfig:
-    if isinstance(name, TransformerConfig):
-        return name
-    key = {k.lower(): k for k in PRESETS}.get(str(name).lower())
-    if key is None:
-        raise KeyError(f"unknown model {name!r}; presets are {sorted(PRESETS)}")
-    return PRESETS[key]
+    return lookup(PRESETS, name, "model", TransformerConfig)
 
 
 # ----------------------------------------------------------------------------------------------
