@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 
 from labsim import parity
-from labsim.tables import markdown_table
+from labsim.support.tables import markdown_table
 
 failures: list[str] = []
 passed = 0

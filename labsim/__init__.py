@@ -1,7 +1,20 @@
 """labsim: an IR-to-hardware simulator that draws the labsim book.
 
-    Python function ──trace──▶ Graph ──passes──▶ optimised Graph ──lower──▶ Program (kernels)
-                                                        └──▶ cost (roofline) · runtime (host ⇄ device) · ...
+    Python function ──trace──▶ Graph ──passes──▶ optimised Graph + FusionPlan ──lower──▶ Program (kernels)
+                                                        └──▶ roofline · host ⇄ device runtime · ...
+
+The package is laid out by stage, one floor per folder; a floor imports only the floors below it
+(``tests/test_layout.py`` keeps it so). ``labsim/README.md`` is the map.
+
+    support/   lookup, plain tables                         (imports nothing of labsim)
+    core/      dtypes, ShapeDtype, the op table, the IR, tracing, evaluate
+    hardware/  chips, links, presets with sources           (core)
+    frontend/  labsim.numpy (lnp), nn, autodiff             (core)
+    compiler/  passes, fusion, lowering, codegen, buffers   (core, hardware)
+    machines/  events, roofline cost, host runtime          (compiler, hardware, core)
+    models/    transformer accounting, counting             (everything above but viz)
+    peers/     parity with XLA and PyTorch
+    viz/       the faces of every figure                    (reads everything; imported by none)
 
 Public API (see DESIGN.md)::
 
@@ -14,29 +27,48 @@ Public API (see DESIGN.md)::
 """
 from __future__ import annotations
 
-from . import counting, dtypes, hardware, llm, ops, parity, passes
-from . import numpy  # noqa: F401  (installs the Tracer operators)
-from . import nn  # noqa: F401  (registers composite ops)
-from .autodiff import grad, value_and_grad, vjp
-from .cost import Bound, KernelCost, OutOfMemory, OutOfMemoryError, ProgramCost, estimate, kernel_cost, memory_check
-from .dtypes import DtypeError
-from .events import Event, Trace
+import sys as _sys
+
+from . import core, hardware
+from .core import dtypes, ops
+from .core.avals import ShapeDtype, ShapeError, TraceError
+from .core.dtypes import DtypeError
+from .core.interpreter import evaluate
+from .core.ir import Graph, Literal, Node, Var, VerifyError
+from .core.ops import Op, OpKind
+from .core.trace import Tracer, trace
+from .frontend import numpy, nn, autodiff  # numpy installs the Tracer operators; nn registers composites
+from .frontend.autodiff import grad, value_and_grad, vjp
 from .hardware import Chip, ChipKind, Link, Unit
-from .buffers import assign_buffers
-from .interpreter import evaluate
-from .ir import Graph, Literal, Node, ShapeDtype, ShapeError, TraceError, Var, VerifyError
-from .program import Kernel, KernelKind, Launch, Program, compile, lower
-from .runtime import RunResult, simulate
-from .tables import Table
-from .trace import Tracer, trace
+from .compiler import passes
+from .compiler.buffers import assign_buffers
+from .compiler.kernel import Kernel, KernelKind, Launch
+from .compiler.lower import lower
+from .compiler.pipeline import PlanLostError, compile
+from .compiler.program import Program
+from .machines import roofline as cost
+from .machines.events import Event, Trace
+from .machines.roofline import (Bound, KernelCost, OutOfMemory, OutOfMemoryError, ProgramCost, estimate,
+                                kernel_cost, memory_check)
+from .machines.runtime import RunResult, simulate
+from .models import counting, llm
+from .peers import parity
+from .support.tables import Table
+
+# The short names the book and its readers use (``import labsim.numpy as lnp``, ``ls.passes``, ...)
+# stand for the modules in their floors: one module object under two names, not a copy.
+for _name, _mod in {"numpy": numpy, "nn": nn, "autodiff": autodiff, "ops": ops, "dtypes": dtypes,
+                    "passes": passes, "cost": cost, "counting": counting, "llm": llm, "parity": parity}.items():
+    _sys.modules[f"{__name__}.{_name}"] = _mod
+del _name, _mod
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ShapeDtype", "Graph", "Node", "Var", "Literal", "ShapeError", "TraceError", "VerifyError", "DtypeError",
-    "trace", "Tracer", "evaluate", "compile", "lower", "Program", "Kernel", "KernelKind", "Launch",
-    "grad", "value_and_grad", "vjp",
-    "Chip", "ChipKind", "Link", "Unit", "hardware", "ops", "dtypes",
+    "Op", "OpKind", "trace", "Tracer", "evaluate", "compile", "lower", "Program", "Kernel", "KernelKind", "Launch",
+    "PlanLostError", "grad", "value_and_grad", "vjp",
+    "Chip", "ChipKind", "Link", "Unit", "hardware", "ops", "dtypes", "numpy", "nn",
     "estimate", "kernel_cost", "KernelCost", "ProgramCost", "Bound", "OutOfMemory", "OutOfMemoryError",
     "memory_check", "passes", "assign_buffers", "llm", "counting", "parity",
     "simulate", "RunResult", "Event", "Trace", "Table",

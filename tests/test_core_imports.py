@@ -17,7 +17,7 @@ import labsim
 
 ROOT = Path(__file__).resolve().parent.parent
 FORBIDDEN = ("plotly", "ipywidgets", "graphviz", "matplotlib", "IPython", "bokeh", "altair")
-CORE = sorted(f"labsim.{m.name}" for m in pkgutil.iter_modules(labsim.__path__) if m.name != "viz")
+CORE = sorted(m.name for m in pkgutil.walk_packages(labsim.__path__, "labsim.") if not m.name.startswith("labsim.viz"))
 
 PROBE = """
 import json, sys
@@ -38,8 +38,9 @@ def loaded_after(body: str) -> list[str]:
 
 
 def test_core_modules_are_found():
-    for name in ("labsim.ir", "labsim.numpy", "labsim.nn", "labsim.trace", "labsim.program", "labsim.cost",
-                 "labsim.runtime", "labsim.autodiff", "labsim.hardware", "labsim.events"):
+    for name in ("labsim.core.ir", "labsim.frontend.numpy", "labsim.frontend.nn", "labsim.core.trace",
+                 "labsim.compiler.program", "labsim.machines.roofline", "labsim.machines.runtime",
+                 "labsim.frontend.autodiff", "labsim.hardware", "labsim.machines.events", "labsim.compiler.fusion"):
         assert name in CORE
 
 

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 
 import labsim as ls
 from labsim import ops
-from labsim.program import FREE_OPS
-from labsim.rewrite import decompose
+from labsim.core.ops import FREE as FREE_OPS
+from labsim.core.trace import expand_composites as decompose
 
 from strategies import (broadcasting_programs, contraction_programs, elementwise_programs, mixed_programs,
                         movement_programs, nn_programs, reduction_programs, tolerance)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import labsim as ls
 import labsim.numpy as lnp
-from labsim.ir import Literal, Node, Var, freeze_attrs
+from labsim.core.ir import Literal, Node, Var, freeze_attrs
 
 from strategies import shapes
 

@@ -8,7 +8,8 @@ from hypothesis import HealthCheck, given, settings
 import labsim as ls
 import labsim.numpy as lnp
 from labsim import passes
-from labsim.program import KernelKind
+from labsim.compiler.fusion import FusionPlan, PlanError, Reason
+from labsim.compiler.kernel import KernelKind
 
 from strategies import LNP, mixed_programs, tolerance
 
@@ -197,7 +198,10 @@ def test_fusion_reduction_root_absorbs_elementwise_producers():
 def test_fusion_softmax_four_kernels_and_reasons():
     prog = ls.compile(ls.trace(lambda x: ls.nn.softmax(x, axis=-1), S((128, 256))))
     assert len(prog.kernels) == 4
-    notes = " ".join(prog.graph.notes)
+    reasons = {(prog.graph.nodes[d.producer].op, d.reason) for d in prog.plan.not_fused}
+    assert any(r is Reason.REDUCTION_FIRST for _, r in reasons)
+    assert ("exp", Reason.NOT_CHEAP) in reasons
+    notes = " ".join(prog.plan.notes)  # the same decisions in words
     assert "reduction must finish" in notes
     assert "exp is not cheap enough to compute twice" in notes
 
@@ -207,7 +211,7 @@ def test_horizontal_fusion_of_siblings_reading_the_same_input():
     (k,) = prog.kernels
     assert len(k.inputs) == 1 and len(k.outputs) == 2
     assert k.bytes_read == 4 * 256 * 256
-    assert any("horizontal fusion" in n for n in prog.graph.notes)
+    assert len(prog.plan.merged) == 1
 
 
 def test_fusion_never_duplicates_expensive_work():
@@ -266,3 +270,52 @@ def test_compile_with_chosen_passes_records_stages():
     assert [name for name, _ in prog.stages] == ["traced", "simplify", "fuse"]
     assert prog.stages[0][1] is g
     assert prog.graph.op_counts() == {"exp": 1}
+
+
+# ---- the fusion plan is data, and no pass after fusion can silently drop it ----
+def _kernel_signature(prog):
+    return [(k.kind, k.ops, k.bytes_read, k.bytes_written) for k in prog.kernels]
+
+
+@pytest.mark.parametrize("p", passes.PIPELINE, ids=lambda p: p.__name__)
+def test_a_pass_after_fusion_keeps_the_kernels_or_refuses(p):
+    def f(x, y, z, w):
+        h = lnp.maximum(x * y + z, 0.0)
+        return ls.nn.softmax(h @ w, axis=-1), lnp.sum(h, axis=0)
+
+    s = S((32, 32))
+    g = ls.trace(f, s, s, s, s)
+    ref = ls.compile(g)
+    try:
+        after = ls.compile(g, passes=list(passes.PIPELINE) + [p])
+    except ls.PlanLostError as e:
+        assert p.__name__ in str(e) and "fuse" in str(e)
+    else:
+        assert _kernel_signature(after) == _kernel_signature(ref)
+    fma = ls.trace(lambda x, y, z: lnp.maximum(x * y + z, 0.0), s, s, s)
+    assert len(ls.compile(fma, passes=list(passes.PIPELINE) + [p]).kernels) == 1
+
+
+def test_a_pass_that_rebuilds_after_fusion_is_refused_with_a_clear_error():
+    def rebuild(g):  # a pass that changes the graph after fuse planned it
+        return g.replace(nodes=tuple(g.nodes), plan=None)
+
+    rebuild.__name__ = "my_pass"
+    g = ls.trace(lambda x: lnp.exp(x) * 2.0, S((8, 8)))
+    with pytest.raises(ls.PlanLostError, match="pass my_pass rebuilt the graph after fuse"):
+        ls.compile(g, passes=list(passes.PIPELINE) + [rebuild])
+    # running fuse again after it makes a valid plan
+    assert len(ls.compile(g, passes=list(passes.PIPELINE) + [rebuild, passes.fuse]).kernels) == 1
+
+
+def test_the_plan_is_typed_data_that_lowering_follows():
+    g = ls.trace(lambda x: ls.nn.softmax(x, axis=-1), S((16, 64)))
+    prog = ls.compile(g)
+    plan = prog.plan
+    assert isinstance(plan, FusionPlan) and plan.nodes is prog.graph.nodes
+    assert [tuple(prog.graph.nodes.index(n) for n in k.nodes) for k in prog.kernels] == [tuple(x) for x in plan.groups]
+    assert all(isinstance(d.reason, Reason) for d in plan.not_fused)
+    assert len(plan.notes) == len(plan.decisions)
+    bad = FusionPlan(nodes=prog.graph.nodes, groups=plan.groups[1:], decisions=())
+    with pytest.raises(PlanError, match="is in no fusion group"):
+        bad.verify(prog.graph)

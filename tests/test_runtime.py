@@ -11,7 +11,7 @@ import labsim as ls
 import labsim.nn as lnn
 import labsim.numpy as lnp
 from labsim.hardware import PRESETS
-from labsim.runtime import D2H, H2D, HOST, STREAM
+from labsim.machines.runtime import D2H, H2D, HOST, STREAM
 
 S = ls.ShapeDtype
 EPS = 1e-15  # seconds: float round-off when comparing event times

@@ -5,8 +5,8 @@ import html
 import re
 import shutil
 
-from .. import ops
-from ..ir import Graph, Literal, Var
+from ..core import ops
+from ..core.ir import Graph, Literal, Var
 from .palette import KIND_COLORS
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..events import Trace
+from ..machines.events import Trace
 from .palette import KIND_COLORS, SEQUENCE
 
 

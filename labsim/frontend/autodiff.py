@@ -18,15 +18,12 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..core import ops
+from ..core.avals import ShapeDtype, TraceError
+from ..core.dtypes import is_float, numpy_dtype
+from ..core.ir import Graph, Node, Var
+from ..core.trace import Tracer, bind, expand_composites as decompose, trace
 from . import numpy as lnp
-from .dtypes import is_float, numpy_dtype
-from .ir import Graph, Literal, Node, ShapeDtype, TraceError, Var
-from .rewrite import decompose
-from .trace import Tracer, bind, trace
-
-
-def _unbroadcast_scalar(c, like_shape):
-    return c
 
 
 def _sum_to_shape(c, shape: tuple[int, ...]):
@@ -48,21 +45,7 @@ def _reduce_back(c, n: Node, x):
 
 
 def _dot_vjp(c, n: Node, x, y):
-    (lc, rc), (lb, rb) = n.attr("contracting"), n.attr("batch")
-    letters = iter("abcdefghijklmnopqrstuvwxyz")
-    ls = [""] * len(lnp._shape(x))
-    rs = [""] * len(lnp._shape(y))
-    for a, b in zip(lb, rb):
-        ls[a] = rs[b] = next(letters)
-    for a, b in zip(lc, rc):
-        ls[a] = rs[b] = next(letters)
-    for i in range(len(ls)):
-        ls[i] = ls[i] or next(letters)
-    for i in range(len(rs)):
-        rs[i] = rs[i] or next(letters)
-    out = "".join([ls[i] for i in lb] + [ls[i] for i in range(len(ls)) if i not in lc + lb]
-                  + [rs[i] for i in range(len(rs)) if i not in rc + rb])
-    L, R = "".join(ls), "".join(rs)
+    L, R, out = ops.dot_subscripts(len(lnp._shape(x)), len(lnp._shape(y)), n.attr("contracting"), n.attr("batch"))
     return lnp.einsum(f"{out},{R}->{L}", c, y), lnp.einsum(f"{L},{out}->{R}", x, c)
 
 
@@ -130,8 +113,9 @@ def _integer_pow_vjp(c, y: int, x):
     return c * (float(y) * (x if y == 2 else x ** (y - 1)))
 
 
-# op -> rule(cotangent, node, *operand values, out=value) -> tuple of operand cotangents (None: no grad)
-VJP: dict[str, Callable[..., tuple]] = {
+# op -> rule(cotangent, node, *operand values, out=value) -> tuple of operand cotangents (None: no grad).
+# Each rule is attached to its op's row in the op table below (``ops.get(op).vjp``).
+_VJP_RULES: dict[str, Callable[..., tuple]] = {
     "add": lambda c, n, x, y, out: (c, c),
     "subtract": lambda c, n, x, y, out: (c, -c),
     "multiply": lambda c, n, x, y, out: (c * y, c * x),
@@ -167,6 +151,11 @@ VJP: dict[str, Callable[..., tuple]] = {
 }
 
 
+for _op, _rule in _VJP_RULES.items():
+    ops.define(_op, vjp=_rule)
+del _op, _rule
+
+
 def _read(env, a):
     if isinstance(a, Var):
         return env[id(a)]
@@ -187,7 +176,7 @@ def vjp_graph(g: Graph, args: Sequence[Any], out_cotangent: Any) -> tuple[Any, l
         c = ct.pop(id(n.out), None)
         if c is None:
             continue
-        rule = VJP.get(n.op)
+        rule = ops.get(n.op).vjp
         if rule is None:
             raise NotImplementedError(f"grad: no VJP rule for op {n.op!r}")
         vals = [_read(env, a) for a in n.operands]

@@ -1,7 +1,7 @@
 """The hardware presets: every datasheet number labsim uses, each with its source.
 
-This module holds data only. ``labsim.hardware`` defines the ``Chip`` and ``Link`` types and
-re-exports :data:`PRESETS`; chapters read numbers from there and never retype them.
+This module holds data only. ``labsim.hardware.chip`` defines the ``Chip`` and ``Link`` types and
+``labsim.hardware`` re-exports :data:`PRESETS`; chapters read numbers from there and never retype them.
 
 Conventions (the "Hardware presets" page of the book explains them to readers):
 
@@ -21,7 +21,7 @@ Conventions (the "Hardware presets" page of the book explains them to readers):
 """
 from __future__ import annotations
 
-from .hardware import Chip, ChipKind, Link
+from .chip import Chip, ChipKind, Link
 
 _T = 1e12  # tera
 _P = 1e15  # peta

@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import math
 
-from . import ops
-from .dtypes import HLO_NAME
-from .ir import Literal, Var
-from .ops import OpKind
+from ..core import ops
+from ..core.dtypes import HLO_NAME
+from ..core.ir import Literal, Var
+from ..core.ops import Op, OpKind
+from .kernel import KernelKind
 
-_PTX = {
-    "add": "add", "subtract": "sub", "multiply": "mul", "divide": "div.rn", "maximum": "max",
-    "minimum": "min", "negate": "neg", "abs": "abs", "exp": "ex2.approx", "log": "lg2.approx",
-    "tanh": "tanh.approx", "sqrt": "sqrt.rn", "rsqrt": "rsqrt.approx", "logistic": "ex2.approx",
-    "erf": "erf.approx", "power": "pow.approx", "convert": "cvt", "select": "selp",
-}
 _PTX_TYPE = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16", "int32": "s32",
              "int64": "s64", "int8": "s8", "uint8": "u8", "bool": "pred", "int16": "s16",
              "float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2"}
+
+
+def _ptx(op: str) -> str:
+    return ops.get(op).ptx or op
 
 
 def _t(dtype: str) -> str:
@@ -59,24 +58,24 @@ def _loop_listing(k) -> str:
                 args.append(str(a))
             else:
                 args.append(reg.get(id(a), reg.get(id(k._names.get(id(a), a)), "%?")))
-        if opdef.kind in (OpKind.DATA_MOVEMENT,) or n.op == "constant":
+        if opdef.kind in (OpKind.DATA_MOVEMENT,) or n.op == Op.CONSTANT:
             reg[id(n.out)] = args[0] if args else fresh(n.out.aval.dtype)
             lines.append(f"  // {n.op}: no instruction, only a different index into {args[0] if args else 'memory'}")
             continue
         r = fresh(n.out.aval.dtype)
         reg[id(n.out)] = r
-        if n.op == "compare":
+        if n.op == Op.COMPARE:
             lines.append(f"  setp.{n.attr('direction')}.{_t(n.operands[0].aval.dtype):<4} {r}, {', '.join(args)};")
-        elif n.op == "select":
+        elif n.op == Op.SELECT:
             lines.append(f"  selp.{_t(n.out.aval.dtype):<8} {r}, {args[1]}, {args[2]}, {args[0]};")
-        elif n.op == "integer_pow":
+        elif n.op == Op.INTEGER_POW:
             lines.append(f"  // x**{n.attr('y')} as repeated multiplies")
             lines.append(f"  mul.{_t(n.out.aval.dtype):<9} {r}, {args[0]}, {args[0]};")
-        elif n.op == "exp":
+        elif n.op == Op.EXP:
             lines.append(f"  mul.{_t(n.out.aval.dtype):<9} {r}, {args[0]}, 1.4426950;     // exp(x) = 2^(x·log2 e)")
             lines.append(f"  ex2.approx.{_t(n.out.aval.dtype)} {r}, {r};")
         elif opdef.kind is OpKind.ELEMENTWISE:
-            lines.append(f"  {_PTX.get(n.op, n.op)}.{_t(n.out.aval.dtype):<{max(1, 12 - len(_PTX.get(n.op, n.op)))}} {r}, {', '.join(args)};")
+            lines.append(f"  {_ptx(n.op)}.{_t(n.out.aval.dtype):<{max(1, 12 - len(_ptx(n.op)))}} {r}, {', '.join(args)};")
         else:
             lines.append(f"  // {n.op} (not a loop op)")
     for v in k.outputs:
@@ -90,11 +89,11 @@ def _pname(k, v: Var) -> str:
 
 
 def _reduction_listing(k) -> str:
-    red = next(n for n in k.nodes if ops.get(n.op).kind is OpKind.REDUCTION)
+    red = next(n for n in k.nodes if n.op in ops.REDUCTION)
     x = red.operands[0].aval
     n_out = max(red.out.aval.size, 1)
     per = x.size // n_out
-    comb = {"reduce_sum": "add", "reduce_max": "max", "reduce_min": "min"}[red.op]
+    comb = ops.get(red.op).ptx
     t = _t(red.out.aval.dtype)
     return "\n".join([
         f"// {k.name}: {' → '.join(k.ops)}",
@@ -111,7 +110,7 @@ def _reduction_listing(k) -> str:
 
 
 def _contraction_listing(k) -> str:
-    dot = next(n for n in k.nodes if ops.get(n.op).kind is OpKind.CONTRACTION)
+    dot = next(n for n in k.nodes if n.op in ops.CONTRACTION)
     lhs, rhs = dot.operands[0].aval, dot.operands[1].aval
     b, m, n, kk = ops.dot_mnk(lhs, rhs, dot.params)
     tm, tn, tk = k.tile
@@ -148,7 +147,7 @@ def _copy_listing(k) -> str:
 
 
 def _library_listing(k) -> str:
-    n = next(n for n in k.nodes if ops.get(n.op).kind is OpKind.COMPOSITE)
+    n = next(n for n in k.nodes if n.op in ops.COMPOSITE)
     ins = ", ".join(a.aval.short() for a in n.operands)
     return "\n".join([
         f"// {k.name}: {' → '.join(k.ops)}: a library kernel (not decomposed by the compiler)",
@@ -158,8 +157,8 @@ def _library_listing(k) -> str:
 
 
 def listing(k) -> str:
-    from .program import KernelKind
-    if any(ops.get(n.op).kind is OpKind.COMPOSITE for n in k.nodes):
+    """The kernel's listing: labsim's pseudo-PTX for a loop kernel, a tile plan for a contraction."""
+    if any(n.op in ops.COMPOSITE for n in k.nodes):
         return _library_listing(k)
     return {KernelKind.LOOP: _loop_listing, KernelKind.REDUCTION: _reduction_listing,
             KernelKind.CONTRACTION: _contraction_listing, KernelKind.COPY: _copy_listing}[k.kind](k)

@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 
 from .dtypes import numpy_dtype
-from .ir import Graph, ShapeError, TraceError
+from .avals import ShapeError, TraceError
+from .ir import Graph
 from .trace import inline
 
 

@@ -14,14 +14,15 @@ from pathlib import Path
 
 import numpy as np
 
-from . import counting, llm, nn
-from . import numpy as lnp
-from .autodiff import grad
-from .ir import ShapeDtype
-from .program import compile as _compile
-from .trace import trace
+from ..compiler.pipeline import compile as _compile
+from ..core.avals import ShapeDtype
+from ..core.trace import trace
+from ..frontend import nn
+from ..frontend import numpy as lnp
+from ..frontend.autodiff import grad
+from ..models import counting, llm
 
-REFS = Path(__file__).resolve().parent.parent / "crosscheck" / "refs"
+REFS = Path(__file__).resolve().parents[2] / "crosscheck" / "refs"
 
 # function -> (which numbers differ, why). Reviewed against the optimised HLO stored in xla.json.
 XLA_EXPLAINED: dict[str, tuple[str, str]] = {

@@ -8,10 +8,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from . import ops
-from .dtypes import itemsize
-from .ir import Graph, ShapeDtype
-from .ops import OpKind
+from ..compiler.passes import dce
+from ..compiler.pipeline import compile as _compile
+from ..core import ops
+from ..core.avals import ShapeDtype
+from ..core.dtypes import itemsize
+from ..core.ir import Graph
+from ..core.ops import OpKind
+from ..core.trace import trace
+from ..frontend import numpy as lnp
+from ..frontend.autodiff import value_and_grad
 
 
 def flops_by_kind(g: Graph) -> dict[str, int]:
@@ -48,8 +54,6 @@ class BlasCost:
 def blas(level: int, n: int, dtype="float32") -> BlasCost:
     """Work and traffic of the classic example of each BLAS level at size n, counted by labsim:
     level 1 AXPY (y = a·x + y), level 2 GEMV (y = A·x), level 3 GEMM (C = A·B), all n-sized."""
-    from .program import compile as _compile
-    from .trace import trace
 
     s = lambda *shape: ShapeDtype(shape, dtype)
     if level == 1:
@@ -72,10 +76,6 @@ def matmul_intensity(m: int, n: int, k: int, dtype="bfloat16") -> float:
 def backprop_cost(f: Callable, *specs: ShapeDtype, argnums=None) -> dict[str, int]:
     """Matrix-product FLOPs of ``f``'s forward pass and of forward + backward (gradients w.r.t. all
     arguments unless ``argnums`` is given), both traced by labsim."""
-    from . import numpy as lnp
-    from .autodiff import value_and_grad
-    from .passes import dce
-    from .trace import trace
 
     argnums = tuple(range(len(specs))) if argnums is None else argnums
     loss = lambda *a: lnp.sum(f(*a))

@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
-from .dtypes import canonical_dtype
-from ._lookup import lookup
+from ..core.dtypes import canonical_dtype
 
 
 class ChipKind(enum.Enum):
@@ -110,12 +109,4 @@ class Chip:
         return self.peak_flops(dtype, unit) / self.hbm_bandwidth
 
 
-from ._presets import PRESETS  # noqa: E402  (the data lives in its own module)
-
-
-def get(name: str | Chip) -> Chip:
-    """Look up a preset by name (case-insensitive), or pass a Chip through."""
-    return lookup(PRESETS, name, "chip", Chip)
-
-
-__all__ = ["Chip", "ChipKind", "Link", "Unit", "PRESETS", "get"]
+__all__ = ["Chip", "ChipKind", "Link", "Unit"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .ir import Var
+from ..core.ir import Var
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ import numpy as np
 
 from . import ops
 from .dtypes import DtypeError, canonical_dtype, is_float, numpy_dtype
-from .ir import ArrayValue, Atom, Graph, Literal, Node, ShapeDtype, ShapeError, TraceError, Var, freeze_attrs
+from .avals import ShapeDtype, ShapeError, TraceError
+from .ir import ArrayValue, Atom, Graph, Literal, Node, Var, freeze_attrs
 
 
 class TraceContext:
@@ -30,7 +31,7 @@ class TraceContext:
         opdef = ops.get(op)
         out_aval = opdef.infer(tuple(a.aval for a in operands), params)
         out = Var(out_aval)
-        self.nodes.append(Node(op, operands, freeze_attrs(params), out))
+        self.nodes.append(Node(opdef.name.value, operands, freeze_attrs(params), out))
         return out
 
 
@@ -117,14 +118,12 @@ class Tracer:
         return self.shape[0]
 
     def __iter__(self):
-        from . import numpy as lnp
         for i in range(len(self)):
-            yield lnp._getitem(self, i)
+            yield self[i]
 
-    def __hash__(self):
-        return id(self)
+    __hash__ = object.__hash__  # by identity (``__eq__`` records a comparison, as in JAX)
 
-    # operators are defined in labsim.numpy (installed there to avoid an import cycle)
+    # operators (``+``, ``@``, ``[]``, ...) are installed by the front end, ``labsim.frontend.numpy``
 
 
 def _literal(value, like_dtype: str | None) -> Literal:
@@ -304,7 +303,56 @@ def inline(graph: Graph, *args):
     return outs[0] if len(outs) == 1 else outs
 
 
-__all__ = ["Tracer", "TraceContext", "bind", "trace", "trace_decomposition", "inline", "current_trace", "recording"]
+def expand_composites(g: Graph) -> Graph:
+    """Expand every composite op (softmax, layer_norm, gelu, mean) into primitive ops.
 
-# keep ShapeError importable from here for convenience
-ShapeError = ShapeError
+    Primitive nodes are kept as they are (only their operands are renamed); each composite is replaced
+    by the nodes its decomposition records. A decomposition may itself use composites (layer_norm uses
+    mean), so this repeats until none is left. The compiler's ``decompose`` pass and ``grad`` use it.
+    """
+    while any(n.op in ops.COMPOSITE for n in g.nodes):
+        g = _expand_once(g)
+    return g
+
+
+def _expand_once(g: Graph) -> Graph:
+    ctx = TraceContext()  # its node list is the new graph's
+    sub: dict[int, Atom] = {}
+
+    def atom(a: Atom) -> Atom:
+        return sub.get(id(a), a) if isinstance(a, Var) else a
+
+    with recording(ctx):
+        for n in g.nodes:
+            operands = tuple(atom(a) for a in n.operands)
+            if n.op in ops.COMPOSITE:
+                args = [Tracer(ctx, a) if isinstance(a, Var) else a.value for a in operands]
+                sub[id(n.out)] = ops.get(n.op).decompose(*args, **n.params).var
+            elif all(x is y for x, y in zip(operands, n.operands)):
+                ctx.nodes.append(n)
+            else:
+                ctx.nodes.append(Node(n.op, operands, n.attrs, n.out))
+    outs = tuple(atom(o) for o in g.outputs)
+    return Graph(g.inputs, tuple(ctx.nodes), outs, name=g.name, input_names=g.input_names)
+
+
+def register_composite(name, shape_rule, impl, decompose, hlo: str | None = None,
+                       attr_format=None, doc: str = "") -> ops.OpDef:
+    """Register a composite op (its row in the op table). It counts the FLOPs of its own decomposition,
+    so the numbers never disagree."""
+
+    def _count(avals, out, params, what: str) -> int:
+        g = trace_decomposition(name, avals, params)
+        return sum(getattr(ops.get(n.op), f"count_{what}")(tuple(a.aval for a in n.operands), n.out.aval,
+                                                            n.params) for n in g.nodes)
+
+    return ops.register(ops.OpDef(
+        name=name, arity=None, shape_rule=shape_rule, impl=impl,
+        flops=lambda a, o, p: _count(a, o, p, "flops"),
+        transcendentals=lambda a, o, p: _count(a, o, p, "transcendentals"),
+        hlo=hlo or f"custom-call.{ops.as_op(name).value}", attr_format=attr_format, decompose=decompose, doc=doc,
+    ))
+
+
+__all__ = ["Tracer", "TraceContext", "bind", "trace", "trace_decomposition", "inline", "current_trace", "recording",
+           "expand_composites", "register_composite"]

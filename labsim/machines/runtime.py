@@ -8,16 +8,16 @@ after it was enqueued at the earliest, kernels on one stream run one after anoth
 copied back only when the host asks for its value (``block_until_ready`` / printing it).
 
 Model assumptions: one stream, one copy engine per direction, copies at the host link's bandwidth plus
-its latency, kernels at their roofline time (``labsim.cost``), a fixed host-side cost per API call.
+its latency, kernels at their roofline time (``labsim.machines.roofline``), a fixed host-side cost per API call.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .cost import OutOfMemoryError, ProgramCost, estimate
+from ..compiler.program import Program
+from ..hardware import Chip, get
 from .events import Event, Trace
-from .hardware import Chip, get
-from .program import Program
+from .roofline import OutOfMemoryError, ProgramCost, estimate
 
 HOST, H2D, STREAM, D2H = "host thread", "copy engine H→D", "stream (kernels)", "copy engine D→H"
 

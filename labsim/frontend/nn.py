@@ -10,10 +10,8 @@ import math
 
 import numpy as _np
 
+from ..core.trace import bind, register_composite
 from . import numpy as lnp
-from . import ops as _ops
-from .ir import ShapeDtype
-from .trace import bind
 
 
 def relu(x):
@@ -48,7 +46,7 @@ def _softmax_impl(x, axis):
     return ex / _np.sum(ex, axis=axis, keepdims=True)
 
 
-_ops.register_composite("softmax", _same_shape, _softmax_impl, _softmax_decompose,
+register_composite("softmax", _same_shape, _softmax_impl, _softmax_decompose,
                         attr_format=lambda p: f", axis={p['axis']}")
 
 
@@ -78,7 +76,7 @@ def _gelu_impl(x, approximate):
     return (0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))).astype(x.dtype)
 
 
-_ops.register_composite("gelu", _same_shape, _gelu_impl, _gelu_decompose,
+register_composite("gelu", _same_shape, _gelu_impl, _gelu_decompose,
                         attr_format=lambda p: f", approximate={str(bool(p['approximate'])).lower()}")
 
 
@@ -104,7 +102,7 @@ def _ln_impl(x, axis, eps):
     return xc / _np.sqrt(var + eps)
 
 
-_ops.register_composite("layer_norm", _same_shape, _ln_impl, _ln_decompose,
+register_composite("layer_norm", _same_shape, _ln_impl, _ln_decompose,
                         attr_format=lambda p: f", axis={p['axis']}, epsilon={p['eps']}")
 
 

@@ -17,11 +17,11 @@ from types import MappingProxyType
 
 import numpy as np
 
-from ._lookup import lookup
-from . import nn
-from . import numpy as lnp
-from .dtypes import itemsize
-from .ir import ShapeDtype
+from ..support.lookup import lookup
+from ..core.avals import ShapeDtype
+from ..core.dtypes import itemsize
+from ..frontend import nn
+from ..frontend import numpy as lnp
 
 
 @dataclass(frozen=True)

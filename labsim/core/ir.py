@@ -7,80 +7,17 @@ Everything is frozen; passes build new graphs instead of editing old ones.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
-import math
 import weakref
-import operator
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
-from .dtypes import HLO_NAME, ITEMSIZE as _ITEMSIZE, canonical_dtype, itemsize
-
-
-class ShapeError(ValueError):
-    """Operands whose shapes do not fit the op. The message names the op and the shapes."""
-
-
-class TraceError(TypeError):
-    """A value that cannot be traced, or a traced value used where a concrete one is needed."""
-
-
-@dataclass(frozen=True)
-class ShapeDtype:
-    """An abstract value: a shape and a dtype, no data (like ``jax.ShapeDtypeStruct``)."""
-
-    shape: tuple[int, ...]
-    dtype: str = "float32"
-
-    def __post_init__(self) -> None:
-        if type(self.shape) is tuple and all(type(d) is int and d >= 0 for d in self.shape) \
-                and type(self.dtype) is str and self.dtype in _ITEMSIZE:
-            return  # already canonical (the common case inside passes): nothing to convert
-        try:  # operator.index takes ints (and NumPy ints) only: 2.5 or "3" is refused, not truncated
-            shape = tuple(operator.index(d) for d in self.shape)
-        except TypeError:
-            raise ShapeError(f"ShapeDtype shape must be a tuple of ints, got {self.shape!r}") from None
-        if any(d < 0 for d in shape):
-            raise ShapeError(f"ShapeDtype shape must not have negative sizes, got {shape}")
-        object.__setattr__(self, "shape", shape)
-        object.__setattr__(self, "dtype", canonical_dtype(self.dtype))
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
-
-    @property
-    def itemsize(self) -> int:
-        return itemsize(self.dtype)
-
-    @property
-    def nbytes(self) -> int:
-        return self.size * self.itemsize
-
-    def short(self) -> str:
-        """HLO spelling, e.g. ``f32[1024,1024]``."""
-        return f"{HLO_NAME[self.dtype]}[{','.join(map(str, self.shape))}]"
-
-    def __str__(self) -> str:
-        return self.short()
-
-    @classmethod
-    def like(cls, x: Any) -> "ShapeDtype":
-        """The abstract value of an array, a ShapeDtype, or anything with ``.shape`` and ``.dtype``."""
-        if isinstance(x, ShapeDtype):
-            return x
-        if hasattr(x, "shape") and hasattr(x, "dtype"):
-            return cls(tuple(x.shape), x.dtype)
-        raise TraceError(
-            f"expected a ShapeDtype or an array, got {type(x).__name__} {x!r:.60}"
-        )
+from . import ops
+from .avals import ShapeDtype, ShapeError, TraceError
 
 
 _ids = itertools.count()
@@ -194,14 +131,13 @@ class Graph:
     outputs: tuple[Atom, ...]
     name: str = "main"
     input_names: tuple[str, ...] = ()
-    # A fusion plan (set by the fusion pass): node indices of each kernel, in launch order. None means
-    # "no plan": every op that moves data is its own kernel. ``notes`` says why ops were not fused.
-    groups: tuple[tuple[int, ...], ...] | None = None
-    notes: tuple[str, ...] = ()
+    # A schedule that a compiler pass attached (the fusion plan, ``labsim.compiler.fusion.FusionPlan``).
+    # Core never reads it; a pass that rebuilds the graph drops it, and the pipeline refuses to lower a
+    # graph whose plan was lost (see ``labsim.compiler.pipeline``).
+    plan: Any = None
 
     def replace(self, **changes) -> "Graph":
         """A copy with some fields changed (graphs are immutable)."""
-        import dataclasses
         return dataclasses.replace(self, **changes)
 
     # -- queries -------------------------------------------------------------------------------
@@ -244,12 +180,9 @@ class Graph:
            shape rule, which gives exactly the node's result ``ShapeDtype``.
         5. Literals are scalars.
         6. Every output is defined (an input, a node result, or a literal).
-        7. A fusion plan, if present, puts every node except constants and reshapes in exactly one
-           group (a reshape in at most one), and its groups are in an order where every group runs after
-           the groups it reads from (so no kernel waits for a later one).
-        """
-        from . import ops  # late import: ops imports ir
 
+        A fusion plan attached by the compiler is checked by the compiler (``FusionPlan.verify``).
+        """
         defined: set[int] = set()
         for v in self.inputs:
             if id(v) in defined:
@@ -281,38 +214,7 @@ class Graph:
         for o in self.outputs:
             if isinstance(o, Var) and id(o) not in defined:
                 raise VerifyError(f"output {o} is never defined")
-        if self.groups is not None:
-            self._verify_groups()
         return self
-
-    def _verify_groups(self) -> None:
-        from .ops import DUPLICABLE
-
-        owners: dict[int, set[int]] = {}
-        for gi, grp in enumerate(self.groups):
-            if not grp:
-                raise VerifyError(f"fusion group {gi} is empty")
-            for i in grp:
-                if not 0 <= i < len(self.nodes):
-                    raise VerifyError(f"fusion group {gi} names node {i}, which does not exist")
-                if i in owners and self.nodes[i].op not in DUPLICABLE:
-                    raise VerifyError(f"node {i} ({self.nodes[i].op}) is in fusion groups {sorted(owners[i])} and "
-                                      f"{gi}, but only cheap ops may be computed in two kernels")
-                owners.setdefault(i, set()).add(gi)
-        for i, n in enumerate(self.nodes):
-            if n.op not in ("constant", "reshape") and i not in owners:
-                raise VerifyError(f"node {i} ({n.op}) is in no fusion group")
-        index = {id(n.out): i for i, n in enumerate(self.nodes)}
-        for gi, grp in enumerate(self.groups):
-            for i in grp:
-                for a in self.nodes[i].in_vars:
-                    j = index.get(id(a))
-                    while j is not None and j not in owners and self.nodes[j].op == "reshape":
-                        src = self.nodes[j].operands[0]
-                        j = index.get(id(src)) if isinstance(src, Var) else None
-                    if j is not None and j in owners and gi not in owners[j] and min(owners[j]) > gi:
-                        raise VerifyError(f"fusion group {gi} reads node {j}, computed only by later group(s) "
-                                          f"{sorted(owners[j])}")
 
     # -- printing ------------------------------------------------------------------------------
     def names(self) -> dict[int, str]:
@@ -326,8 +228,6 @@ class Graph:
 
     def to_text(self) -> str:
         """HLO-like text: one line per instruction, ``ROOT`` on the result."""
-        from . import ops
-
         nm = self.names()
 
         def atom(a: Atom) -> str:
@@ -366,7 +266,3 @@ class Graph:
 
     def __repr__(self) -> str:
         return f"<Graph {self.name}: {len(self.inputs)} inputs, {len(self.nodes)} nodes, {len(self.outputs)} outputs>"
-
-
-def all_vars(nodes: Iterable[Node]) -> list[Var]:
-    return [n.out for n in nodes]

@@ -1,9 +1,13 @@
-"""The op registry: every fact about an op lives in one :class:`OpDef` row.
+"""The op table: the :class:`Op` enum, its category sets, and one :class:`OpDef` row per op.
 
-Introduced in "The journey of one matrix product". Each op states its kind, its shape rule, a NumPy
-reference implementation, its FLOP and transcendental counts, and how it prints in HLO-like text.
-Fusion legality, byte counts, lowering and the cost model read these facts; nothing else special-cases op
-names. A missing rule raises an error that names the op.
+Introduced in "The journey of one matrix product". Each row states the op's shape rule, a NumPy
+reference implementation, its FLOP and transcendental counts, its HLO spelling, how it lowers (a PTX-like
+instruction, a reduction's combiner), and, attached by the floors that write them, its gradient (VJP)
+and, for composites, its decomposition. Which family an op belongs to (elementwise, reduction, ...),
+whether fusion may compute it twice (:data:`DUPLICABLE`) and whether it needs a kernel at all
+(:data:`FREE`) are the category sets below. Fusion, byte counts, lowering and the cost model read these
+facts; a missing rule raises an error that names the op, and ``tests/test_op_table.py`` names any op
+that lacks a rule a stage needs.
 
 FLOP conventions follow XLA's ``HloCostAnalysis`` (checked against ``shared/refs/xla.json``):
 an elementwise op costs 1 FLOP per output element (comparisons and ``select`` included), except
@@ -15,13 +19,65 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from .dtypes import canonical_dtype, numpy_dtype, result_dtype
-from .ir import ShapeDtype, ShapeError
+from .avals import ShapeDtype, ShapeError
+
+
+class Op(str, enum.Enum):
+    """Every op labsim knows. A member compares (and hashes) equal to its name, so ``node.op == Op.ADD``
+    and ``REGISTRY["add"]`` both work; printing a member prints the name."""
+
+    __str__ = str.__str__
+    __format__ = str.__format__
+    __hash__ = str.__hash__
+
+    # elementwise
+    ADD = "add"
+    SUBTRACT = "subtract"
+    MULTIPLY = "multiply"
+    DIVIDE = "divide"
+    MAXIMUM = "maximum"
+    MINIMUM = "minimum"
+    POWER = "power"
+    COMPARE = "compare"
+    SELECT = "select"
+    NEGATE = "negate"
+    ABS = "abs"
+    EXP = "exp"
+    LOG = "log"
+    TANH = "tanh"
+    SQRT = "sqrt"
+    RSQRT = "rsqrt"
+    LOGISTIC = "logistic"
+    ERF = "erf"
+    INTEGER_POW = "integer_pow"
+    CONVERT = "convert"
+    IOTA = "iota"
+    # reductions
+    REDUCE_SUM = "reduce_sum"
+    REDUCE_MAX = "reduce_max"
+    REDUCE_MIN = "reduce_min"
+    # contraction
+    DOT = "dot"
+    # data movement
+    RESHAPE = "reshape"
+    TRANSPOSE = "transpose"
+    BROADCAST = "broadcast"
+    SLICE = "slice"
+    CONCATENATE = "concatenate"
+    UPDATE_SLICE = "update_slice"
+    # constants
+    CONSTANT = "constant"
+    # composites: registered by the front end (labsim.numpy, labsim.nn) beside the functions that build them
+    MEAN = "mean"
+    SOFTMAX = "softmax"
+    GELU = "gelu"
+    LAYER_NORM = "layer_norm"
 
 
 class OpKind(enum.Enum):
@@ -33,13 +89,46 @@ class OpKind(enum.Enum):
     COMPOSITE = "composite"  # decomposed into primitives by the compiler
 
 
+# Category sets (as tinygrad's GroupOp): the one place that says which op belongs to which family.
+UNARY = frozenset({Op.NEGATE, Op.ABS, Op.EXP, Op.LOG, Op.TANH, Op.SQRT, Op.RSQRT, Op.LOGISTIC, Op.ERF,
+                   Op.INTEGER_POW, Op.CONVERT})
+BINARY = frozenset({Op.ADD, Op.SUBTRACT, Op.MULTIPLY, Op.DIVIDE, Op.MAXIMUM, Op.MINIMUM, Op.POWER, Op.COMPARE})
+ELEMENTWISE = UNARY | BINARY | {Op.SELECT, Op.IOTA}
+TRANSCENDENTAL = frozenset({Op.EXP, Op.LOG, Op.TANH, Op.SQRT, Op.RSQRT, Op.LOGISTIC, Op.ERF, Op.POWER})
+COMMUTATIVE = frozenset({Op.ADD, Op.MULTIPLY, Op.MAXIMUM, Op.MINIMUM})
+REDUCTION = frozenset({Op.REDUCE_SUM, Op.REDUCE_MAX, Op.REDUCE_MIN})
+CONTRACTION = frozenset({Op.DOT})
+DATA_MOVEMENT = frozenset({Op.RESHAPE, Op.TRANSPOSE, Op.BROADCAST, Op.SLICE, Op.CONCATENATE, Op.UPDATE_SLICE})
+CONSTANT = frozenset({Op.CONSTANT})
+COMPOSITE = frozenset({Op.MEAN, Op.SOFTMAX, Op.GELU, Op.LAYER_NORM})
+PRIMITIVE = frozenset(Op) - COMPOSITE
+# Cheap enough that fusion may compute them again in a second kernel instead of writing their result to
+# memory and reading it back (XLA duplicates such producers too; exp, divide, dots are never duplicated).
+DUPLICABLE = frozenset({Op.ADD, Op.SUBTRACT, Op.MULTIPLY, Op.MAXIMUM, Op.MINIMUM, Op.NEGATE, Op.ABS, Op.COMPARE,
+                        Op.SELECT, Op.CONVERT, Op.INTEGER_POW, Op.BROADCAST, Op.RESHAPE, Op.TRANSPOSE, Op.SLICE,
+                        Op.IOTA, Op.UPDATE_SLICE})
+# Need no kernel: a constant is uploaded with the program; a row-major reshape is a bitcast (same bytes).
+FREE = frozenset({Op.CONSTANT, Op.RESHAPE})
+
+_KIND = {**{o: OpKind.ELEMENTWISE for o in ELEMENTWISE}, **{o: OpKind.REDUCTION for o in REDUCTION},
+         **{o: OpKind.CONTRACTION for o in CONTRACTION}, **{o: OpKind.DATA_MOVEMENT for o in DATA_MOVEMENT},
+         **{o: OpKind.CONSTANT for o in CONSTANT}, **{o: OpKind.COMPOSITE for o in COMPOSITE}}
+assert set(_KIND) == set(Op), "every op belongs to exactly one kind"
+
+
 Avals = Sequence[ShapeDtype]
 
 
 @dataclass(frozen=True)
 class OpDef:
-    name: str
-    kind: OpKind
+    """Every fact about one op: one row of the table.
+
+    Rules a later floor supplies are attached to the row with :func:`define` (the VJP by
+    ``labsim.frontend.autodiff``, a composite's decomposition by the front end that defines it), so
+    ``ops.get(op).vjp`` is where the gradient rule of ``op`` lives, wherever it is written.
+    """
+
+    name: Op
     arity: int | None  # None: variadic
     shape_rule: Callable[[Avals, Mapping[str, Any]], ShapeDtype]
     impl: Callable[..., np.ndarray]
@@ -47,9 +136,27 @@ class OpDef:
     transcendentals: Callable[[Avals, ShapeDtype, Mapping[str, Any]], int]
     hlo: str
     attr_format: Callable[[Mapping[str, Any]], str] | None = None
-    commutative: bool = False
     decompose: Callable[..., Any] | None = None  # for composites: f(*tracers, **params) -> tracer
+    ptx: str | None = None  # lowering: the PTX-like instruction of an elementwise op, a reduction's combiner
+    vjp: Callable[..., tuple] | None = None  # rule(cotangent, node, *operands, out) -> operand cotangents
     doc: str = ""
+
+    @property
+    def kind(self) -> OpKind:
+        return _KIND[self.name]
+
+    @property
+    def commutative(self) -> bool:
+        return self.name in COMMUTATIVE
+
+    @property
+    def duplicable(self) -> bool:
+        return self.name in DUPLICABLE
+
+    @property
+    def free(self) -> bool:
+        """True when the op needs no kernel (a constant, a row-major reshape)."""
+        return self.name in FREE
 
     def infer(self, avals: Avals, params: Mapping[str, Any]) -> ShapeDtype:
         if self.arity is not None and len(avals) != self.arity:
@@ -73,29 +180,41 @@ class UnknownOpError(KeyError):
     pass
 
 
+def as_op(name) -> Op:
+    """The :class:`Op` named ``name`` (a member or its string), or :class:`UnknownOpError`."""
+    try:
+        return Op(name)
+    except ValueError:
+        raise UnknownOpError(f"no op named {name!r}; known ops: {sorted(o.value for o in Op)}") from None
+
+
 def register(op: OpDef) -> OpDef:
-    if op.name in REGISTRY:
-        raise ValueError(f"op {op.name!r} is already registered")
-    REGISTRY[op.name] = op
+    name = as_op(op.name)
+    if name in REGISTRY:
+        raise ValueError(f"op {name!r} is already registered")
+    if op.name is not name:
+        op = replace(op, name=name)
+    REGISTRY[name.value] = op
     return op
 
 
-def get(name: str) -> OpDef:
+def define(name, **rules) -> OpDef:
+    """Attach rules (``vjp=...``, ``decompose=...``) to the row of a registered op."""
+    row = get(name)
+    for k, v in rules.items():
+        if getattr(row, k) is not None:
+            raise ValueError(f"op {row.name!r} already has a {k} rule")
+    row = replace(row, **rules)
+    REGISTRY[row.name.value] = row
+    return row
+
+
+def get(name) -> OpDef:
     try:
         return REGISTRY[name]
     except KeyError:
-        raise UnknownOpError(f"no op named {name!r} in the registry; known ops: {sorted(REGISTRY)}") from None
-
-
-# Ops cheap enough that fusion may compute them again in a second kernel instead of writing their result
-# to memory and reading it back (XLA duplicates such producers too; exp, divide, dots are never duplicated).
-DUPLICABLE = frozenset({"add", "subtract", "multiply", "maximum", "minimum", "negate", "abs", "compare",
-                        "select", "convert", "integer_pow", "broadcast", "reshape", "transpose", "slice", "iota",
-                        "update_slice"})
-
-
-def is_kind(name: str, *kinds: OpKind) -> bool:
-    return get(name).kind in kinds
+        as_op(name)  # an unknown name: say so
+        raise UnknownOpError(f"op {name!r} is not registered yet (its front end defines it: import labsim)") from None
 
 
 # ----------------------------------------------------------------------------------------------
@@ -132,13 +251,13 @@ def _np(x, dtype) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------
 # elementwise ops
 _BINARY = {
-    # name: (numpy function, hlo name, commutative)
-    "add": (np.add, "add", True),
-    "subtract": (np.subtract, "subtract", False),
-    "multiply": (np.multiply, "multiply", True),
-    "divide": (None, "divide", False),
-    "maximum": (np.maximum, "maximum", True),
-    "minimum": (np.minimum, "minimum", True),
+    # name: (numpy function, PTX-like instruction)
+    Op.ADD: (np.add, "add"),
+    Op.SUBTRACT: (np.subtract, "sub"),
+    Op.MULTIPLY: (np.multiply, "mul"),
+    Op.DIVIDE: (None, "div.rn"),
+    Op.MAXIMUM: (np.maximum, "max"),
+    Op.MINIMUM: (np.minimum, "min"),
 }
 
 
@@ -149,29 +268,29 @@ def _divide(x, y):
         return np.true_divide(x, y)
 
 
-for _name, (_fn, _hlo, _comm) in _BINARY.items():
+for _name, (_fn, _ptx) in _BINARY.items():
     def _impl(x, y, _fn=_fn or _divide, _name=_name):
         with np.errstate(over="ignore", invalid="ignore"):
             return _fn(x, y)
 
     register(OpDef(
-        name=_name, kind=OpKind.ELEMENTWISE, arity=2,
+        name=_name, arity=2,
         shape_rule=lambda avals, p, _n=_name: _elementwise_shape(_n, avals),
-        impl=_impl, flops=_per_elem, transcendentals=_zero, hlo=_hlo, commutative=_comm,
+        impl=_impl, flops=_per_elem, transcendentals=_zero, hlo=_name.value, ptx=_ptx,
     ))
 
 _UNARY = {
-    # name: (numpy function, transcendental?)
-    "negate": (np.negative, False),
-    "abs": (np.abs, False),
-    "exp": (np.exp, True),
-    "log": (np.log, True),
-    "tanh": (np.tanh, True),
-    "sqrt": (np.sqrt, True),
-    "rsqrt": (lambda x: 1.0 / np.sqrt(x), True),
-    "logistic": (lambda x: 1.0 / (1.0 + np.exp(-x)), True),
+    # name: (numpy function, PTX-like instruction); transcendental or not is the TRANSCENDENTAL set
+    Op.NEGATE: (np.negative, "neg"),
+    Op.ABS: (np.abs, "abs"),
+    Op.EXP: (np.exp, "ex2.approx"),
+    Op.LOG: (np.log, "lg2.approx"),
+    Op.TANH: (np.tanh, "tanh.approx"),
+    Op.SQRT: (np.sqrt, "sqrt.rn"),
+    Op.RSQRT: (lambda x: 1.0 / np.sqrt(x), "rsqrt.approx"),
+    Op.LOGISTIC: (lambda x: 1.0 / (1.0 + np.exp(-x)), "ex2.approx"),
 }
-_HLO_UNARY = {"exp": "exponential"}
+_HLO_UNARY = {Op.EXP: "exponential"}
 
 
 def _erf(x):
@@ -179,20 +298,21 @@ def _erf(x):
     return np.vectorize(math.erf, otypes=[np.float64])(x).astype(np.asarray(x).dtype)
 
 
-_UNARY["erf"] = (_erf, True)
+_UNARY[Op.ERF] = (_erf, "erf.approx")
 
-for _name, (_fn, _trans) in _UNARY.items():
+for _name, (_fn, _ptx) in _UNARY.items():
+    _trans = _name in TRANSCENDENTAL
     def _impl(x, _fn=_fn):
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             return _fn(x)
 
     register(OpDef(
-        name=_name, kind=OpKind.ELEMENTWISE, arity=1,
+        name=_name, arity=1,
         shape_rule=lambda avals, p, _n=_name: _elementwise_shape(_n, avals),
         impl=_impl,
         flops=_zero if _trans else _per_elem,
         transcendentals=_per_elem if _trans else _zero,
-        hlo=_HLO_UNARY.get(_name, _name),
+        hlo=_HLO_UNARY.get(_name, _name.value), ptx=_ptx,
     ))
 
 
@@ -202,9 +322,9 @@ def _power_impl(x, y):
 
 
 register(OpDef(
-    name="power", kind=OpKind.ELEMENTWISE, arity=2,
+    name=Op.POWER, arity=2,
     shape_rule=lambda avals, p: _elementwise_shape("power", avals),
-    impl=_power_impl, flops=_zero, transcendentals=_per_elem, hlo="power",
+    impl=_power_impl, flops=_zero, transcendentals=_per_elem, hlo="power", ptx="pow.approx",
 ))
 
 
@@ -215,10 +335,10 @@ def _integer_pow_flops(avals, out, params) -> int:
 
 
 register(OpDef(
-    name="integer_pow", kind=OpKind.ELEMENTWISE, arity=1,
+    name=Op.INTEGER_POW, arity=1,
     shape_rule=lambda avals, p: _elementwise_shape("integer_pow", avals),
     impl=lambda x, y: np.power(x, y) if y >= 0 else 1.0 / np.power(x, -y),
-    flops=_integer_pow_flops, transcendentals=_zero, hlo="power",
+    flops=_integer_pow_flops, transcendentals=_zero, hlo="power", ptx="mul",
     attr_format=lambda p: f", exponent={p['y']}",
     doc="x**y for a Python int y: lowers to repeated multiplies (x**2 is one multiply).",
 ))
@@ -234,9 +354,9 @@ def _compare_shape(avals, p):
 
 
 register(OpDef(
-    name="compare", kind=OpKind.ELEMENTWISE, arity=2, shape_rule=_compare_shape,
+    name=Op.COMPARE, arity=2, shape_rule=_compare_shape,
     impl=lambda x, y, direction: _COMPARE[direction](x, y),
-    flops=_per_elem, transcendentals=_zero, hlo="compare",
+    flops=_per_elem, transcendentals=_zero, hlo="compare", ptx="setp",
     attr_format=lambda p: f", direction={p['direction'].upper()}",
 ))
 
@@ -250,15 +370,15 @@ def _select_shape(avals, p):
 
 
 register(OpDef(
-    name="select", kind=OpKind.ELEMENTWISE, arity=3, shape_rule=_select_shape,
-    impl=lambda p, a, b: np.where(p, a, b), flops=_per_elem, transcendentals=_zero, hlo="select",
+    name=Op.SELECT, arity=3, shape_rule=_select_shape,
+    impl=lambda p, a, b: np.where(p, a, b), flops=_per_elem, transcendentals=_zero, hlo="select", ptx="selp",
 ))
 
 register(OpDef(
-    name="convert", kind=OpKind.ELEMENTWISE, arity=1,
+    name=Op.CONVERT, arity=1,
     shape_rule=lambda avals, p: ShapeDtype(avals[0].shape, canonical_dtype(p["new_dtype"])),
     impl=lambda x, new_dtype: np.asarray(x).astype(numpy_dtype(new_dtype)),
-    flops=_zero, transcendentals=_zero, hlo="convert",
+    flops=_zero, transcendentals=_zero, hlo="convert", ptx="cvt",
     doc="Change of dtype; XLA counts no FLOPs for it.",
 ))
 
@@ -287,12 +407,12 @@ def _reduce_flops(avals, out, params) -> int:
     return max(avals[0].size - out.size, 0)
 
 
-for _name, _fn, _comp in (("reduce_sum", np.sum, "add"), ("reduce_max", np.max, "maximum"),
-                          ("reduce_min", np.min, "minimum")):
+for _name, _fn, _comp, _ptx in ((Op.REDUCE_SUM, np.sum, "add", "add"), (Op.REDUCE_MAX, np.max, "maximum", "max"),
+                                (Op.REDUCE_MIN, np.min, "minimum", "min")):
     register(OpDef(
-        name=_name, kind=OpKind.REDUCTION, arity=1, shape_rule=_reduce_shape(_name),
+        name=_name, arity=1, shape_rule=_reduce_shape(_name),
         impl=lambda x, axes, _fn=_fn: np.asarray(_fn(x, axis=tuple(axes))),
-        flops=_reduce_flops, transcendentals=_zero, hlo="reduce",
+        flops=_reduce_flops, transcendentals=_zero, hlo="reduce", ptx=_ptx,
         attr_format=lambda p, _c=_comp: f", dimensions={_fmt_list(p['axes'])}, to_apply={_c}",
     ))
 
@@ -328,23 +448,28 @@ def _dot_shape(avals, p):
     return ShapeDtype(tuple(shape), result_dtype(lhs.dtype, rhs.dtype))
 
 
-def _dot_impl(x, y, contracting, batch):
+def dot_subscripts(lhs_ndim: int, rhs_ndim: int, contracting, batch) -> tuple[str, str, str]:
+    """einsum letters (lhs, rhs, result) of a dot_general: batch dims first, then contracting, then free."""
     (lc, rc), (lb, rb) = contracting, batch
     letters = iter("abcdefghijklmnopqrstuvwxyz")
-    ls = [None] * x.ndim
-    rs = [None] * y.ndim
+    ls = [""] * lhs_ndim
+    rs = [""] * rhs_ndim
     for a, b in zip(lb, rb):
         ls[a] = rs[b] = next(letters)
     for a, b in zip(lc, rc):
         ls[a] = rs[b] = next(letters)
-    for i in range(x.ndim):
+    for i in range(lhs_ndim):
         ls[i] = ls[i] or next(letters)
-    for i in range(y.ndim):
+    for i in range(rhs_ndim):
         rs[i] = rs[i] or next(letters)
-    out = [ls[i] for i in lb] + [ls[i] for i in range(x.ndim) if i not in lc + lb] + \
-          [rs[i] for i in range(y.ndim) if i not in rc + rb]
-    spec = f"{''.join(ls)},{''.join(rs)}->{''.join(out)}"
-    return np.asarray(np.einsum(spec, x, y))
+    out = [ls[i] for i in lb] + [ls[i] for i in range(lhs_ndim) if i not in lc + lb] + \
+          [rs[i] for i in range(rhs_ndim) if i not in rc + rb]
+    return "".join(ls), "".join(rs), "".join(out)
+
+
+def _dot_impl(x, y, contracting, batch):
+    L, R, out = dot_subscripts(x.ndim, y.ndim, contracting, batch)
+    return np.asarray(np.einsum(f"{L},{R}->{out}", x, y))
 
 
 def dot_mnk(lhs: ShapeDtype, rhs: ShapeDtype, params) -> tuple[int, int, int, int]:
@@ -368,8 +493,8 @@ def _dot_fmt(p) -> str:
 
 
 register(OpDef(
-    name="dot", kind=OpKind.CONTRACTION, arity=2, shape_rule=_dot_shape, impl=_dot_impl,
-    flops=_dot_flops, transcendentals=_zero, hlo="dot", attr_format=_dot_fmt,
+    name=Op.DOT, arity=2, shape_rule=_dot_shape, impl=_dot_impl,
+    flops=_dot_flops, transcendentals=_zero, hlo="dot", attr_format=_dot_fmt, ptx="mma",
     doc="dot_general: params contracting=((lhs dims),(rhs dims)), batch=((lhs dims),(rhs dims)). "
         "Result dims: batch, then lhs free dims, then rhs free dims (as in HLO).",
 ))
@@ -387,7 +512,7 @@ def _reshape_shape(avals, p):
 
 
 register(OpDef(
-    name="reshape", kind=OpKind.DATA_MOVEMENT, arity=1, shape_rule=_reshape_shape,
+    name=Op.RESHAPE, arity=1, shape_rule=_reshape_shape,
     impl=lambda x, new_sizes: np.reshape(x, new_sizes), flops=_zero, transcendentals=_zero,
     hlo="reshape",
 ))
@@ -402,7 +527,7 @@ def _transpose_shape(avals, p):
 
 
 register(OpDef(
-    name="transpose", kind=OpKind.DATA_MOVEMENT, arity=1, shape_rule=_transpose_shape,
+    name=Op.TRANSPOSE, arity=1, shape_rule=_transpose_shape,
     impl=lambda x, permutation: np.transpose(x, permutation), flops=_zero, transcendentals=_zero,
     hlo="transpose", attr_format=lambda p: f", dimensions={_fmt_list(p['permutation'])}",
 ))
@@ -430,7 +555,7 @@ def _broadcast_impl(x, shape, broadcast_dimensions):
 
 
 register(OpDef(
-    name="broadcast", kind=OpKind.DATA_MOVEMENT, arity=1, shape_rule=_broadcast_shape,
+    name=Op.BROADCAST, arity=1, shape_rule=_broadcast_shape,
     impl=_broadcast_impl, flops=_zero, transcendentals=_zero, hlo="broadcast",
     attr_format=lambda p: f", dimensions={_fmt_list(p['broadcast_dimensions'])}",
     doc="broadcast_in_dim: operand dim i becomes result dim broadcast_dimensions[i].",
@@ -451,7 +576,7 @@ def _slice_shape(avals, p):
 
 
 register(OpDef(
-    name="slice", kind=OpKind.DATA_MOVEMENT, arity=1, shape_rule=_slice_shape,
+    name=Op.SLICE, arity=1, shape_rule=_slice_shape,
     impl=lambda x, start_indices, limit_indices, strides: np.asarray(
         x[tuple(slice(s, e, st) for s, e, st in zip(start_indices, limit_indices, strides))]).copy(),
     flops=_zero, transcendentals=_zero, hlo="slice",
@@ -462,10 +587,10 @@ register(OpDef(
 
 
 def _concat_shape(avals, p):
-    d = int(p["dimension"])
-    first = avals[0]
     if not avals:
         raise ShapeError("concatenate: needs at least one operand")
+    d = int(p["dimension"])
+    first = avals[0]
     if not 0 <= d < first.ndim:
         raise ShapeError(f"concatenate: dimension {d} is out of range for {first.short()}")
     for a in avals[1:]:
@@ -477,7 +602,7 @@ def _concat_shape(avals, p):
 
 
 register(OpDef(
-    name="concatenate", kind=OpKind.DATA_MOVEMENT, arity=None, shape_rule=_concat_shape,
+    name=Op.CONCATENATE, arity=None, shape_rule=_concat_shape,
     impl=lambda *xs, dimension: np.concatenate(xs, axis=dimension), flops=_zero, transcendentals=_zero,
     hlo="concatenate", attr_format=lambda p: f", dimensions={{{p['dimension']}}}",
 ))
@@ -501,7 +626,7 @@ def _update_slice_impl(x, u, start_indices):
 
 
 register(OpDef(
-    name="update_slice", kind=OpKind.DATA_MOVEMENT, arity=2, shape_rule=_update_slice_shape,
+    name=Op.UPDATE_SLICE, arity=2, shape_rule=_update_slice_shape,
     impl=_update_slice_impl, flops=_zero, transcendentals=_zero, hlo="dynamic-update-slice",
     attr_format=lambda p: f", start={_fmt_list(p['start_indices'])}",
     doc="A copy of operand 0 with a block replaced by operand 1 (what x.at[...].set(v) records).",
@@ -514,7 +639,7 @@ def _constant_shape(avals, p):
 
 
 register(OpDef(
-    name="constant", kind=OpKind.CONSTANT, arity=0, shape_rule=_constant_shape,
+    name=Op.CONSTANT, arity=0, shape_rule=_constant_shape,
     impl=lambda value, dtype: value.array.astype(numpy_dtype(dtype)),
     flops=_zero, transcendentals=_zero, hlo="constant",
     attr_format=lambda p: f"  /* {p['value']!r} */",
@@ -533,27 +658,7 @@ def _iota_impl(shape, dtype, dimension):
 
 
 register(OpDef(
-    name="iota", kind=OpKind.ELEMENTWISE, arity=0, shape_rule=_iota_shape, impl=_iota_impl,
-    flops=_zero, transcendentals=_zero, hlo="iota",
+    name=Op.IOTA, arity=0, shape_rule=_iota_shape, impl=_iota_impl,
+    flops=_zero, transcendentals=_zero, hlo="iota", ptx="cvt.rn",
     attr_format=lambda p: f", iota_dimension={p['dimension']}",
 ))
-
-
-# ----------------------------------------------------------------------------------------------
-# composites are registered by labsim.numpy / labsim.nn next to the functions that build them
-def register_composite(name: str, shape_rule, impl, decompose, hlo: str | None = None,
-                       attr_format=None, doc: str = "") -> OpDef:
-    """A composite op counts the FLOPs of its own decomposition, so the numbers never disagree."""
-
-    def _count(avals, out, params, what: str) -> int:
-        from .trace import trace_decomposition
-        g = trace_decomposition(name, avals, params)
-        return sum(getattr(get(n.op), f"count_{what}")(tuple(a.aval for a in n.operands), n.out.aval,
-                                                        n.params) for n in g.nodes)
-
-    return register(OpDef(
-        name=name, kind=OpKind.COMPOSITE, arity=None, shape_rule=shape_rule, impl=impl,
-        flops=lambda a, o, p: _count(a, o, p, "flops"),
-        transcendentals=lambda a, o, p: _count(a, o, p, "transcendentals"),
-        hlo=hlo or f"custom-call.{name}", attr_format=attr_format, decompose=decompose, doc=doc,
-    ))

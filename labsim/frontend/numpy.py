@@ -15,10 +15,10 @@ from typing import Any, Sequence
 
 import numpy as _np
 
-from . import ops as _ops
-from .dtypes import canonical_dtype, is_float, result_dtype
-from .ir import ArrayValue, ShapeDtype, ShapeError, TraceError
-from .trace import Tracer, bind, current_trace, is_arraylike
+from ..core.avals import ShapeDtype, ShapeError, TraceError
+from ..core.dtypes import canonical_dtype, is_float, result_dtype
+from ..core.ir import ArrayValue
+from ..core.trace import Tracer, bind, current_trace, is_arraylike, register_composite
 
 ndarray = _np.ndarray
 class _DType(str):
@@ -271,7 +271,7 @@ def _mean_decompose(x, axes):
     return divide(bind("reduce_sum", x, axes=tuple(axes)), float(n))
 
 
-_ops.register_composite(
+register_composite(
     "mean", _mean_shape, impl=lambda x, axes: _np.mean(x, axis=tuple(axes)), decompose=_mean_decompose,
     attr_format=lambda p: f", dimensions={{{','.join(map(str, p['axes']))}}}",
     doc="Mean over axes; decomposes into reduce_sum then a divide by the element count.",
@@ -610,7 +610,6 @@ _OPERATORS = {
 }
 for _k, _f in _OPERATORS.items():
     setattr(Tracer, _k, _f)
-Tracer.__hash__ = lambda self: id(self)
 Tracer.T = property(lambda self: transpose(self))
 Tracer.reshape = lambda self, *shape: reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
 Tracer.transpose = lambda self, *axes: transpose(self, axes or None)

@@ -23,8 +23,9 @@ import enum
 import math
 from dataclasses import dataclass
 
-from .hardware import Chip, Unit, get
-from .program import Kernel, KernelKind, Program
+from ..compiler.kernel import Kernel, KernelKind
+from ..compiler.program import Program
+from ..hardware import Chip, Unit, get
 
 
 class Bound(enum.Enum):

@@ -1,0 +1,86 @@
+"""A kernel: what one launch runs, with its launch shape and its cost facts.
+
+Introduced in "The journey of one matrix product" (step 4). A kernel reads its inputs from device
+memory once, computes in registers and on-chip memory, and writes its outputs once.
+"""
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..core.ir import Node, Var
+
+
+class KernelKind(enum.Enum):
+    LOOP = "loop"  # elementwise: one thread per output element
+    REDUCTION = "reduction"
+    CONTRACTION = "contraction"  # dot: a tiled matrix product on tensor cores / MXU
+    COPY = "copy"  # transpose, broadcast, slice, concatenate
+
+
+@dataclass(frozen=True)
+class Launch:
+    """The launch shape a GPU would use: grid of blocks, threads per block, shared memory per block."""
+
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared_bytes: int = 0
+
+    @property
+    def blocks(self) -> int:
+        return self.grid[0] * self.grid[1] * self.grid[2]
+
+    @property
+    def threads_per_block(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+    def __str__(self) -> str:
+        g = "×".join(map(str, self.grid))
+        b = "×".join(map(str, self.block))
+        return f"grid {g} × block {b}" + (f", {self.shared_bytes} B shared" if self.shared_bytes else "")
+
+
+@dataclass(frozen=True, eq=False)
+class Kernel:
+    """One launch: the nodes it runs, what it reads and writes in device memory, and its cost facts."""
+
+    name: str
+    kind: KernelKind
+    nodes: tuple[Node, ...]
+    inputs: tuple[Var, ...]
+    outputs: tuple[Var, ...]
+    flops: int
+    transcendentals: int
+    bytes_read: int
+    bytes_written: int
+    launch: Launch
+    dtype: str
+    tile: tuple[int, int, int] | None = None  # (tm, tn, tk) for contractions
+    _names: dict = field(default_factory=dict, repr=False)
+    render: Callable[["Kernel"], str] | None = field(default=None, repr=False)  # set by lowering (codegen)
+
+    @property
+    def bytes(self) -> int:
+        return self.bytes_read + self.bytes_written
+
+    @property
+    def intensity(self) -> float:
+        """Arithmetic intensity: FLOPs per byte of device-memory traffic."""
+        return self.flops / self.bytes if self.bytes else math.inf
+
+    @property
+    def ops(self) -> tuple[str, ...]:
+        return tuple(n.op for n in self.nodes)
+
+    @property
+    def listing(self) -> str:
+        """The kernel's code as a reader sees it (labsim's pseudo-PTX, or a tile plan)."""
+        if self.render is None:
+            raise ValueError(f"kernel {self.name} was built without a code generator")
+        return self.render(self)
+
+    def __repr__(self) -> str:
+        return (f"<Kernel {self.name}: {self.kind.value}, {self.flops} FLOPs, "
+                f"{self.bytes_read} B read, {self.bytes_written} B written>")

@@ -1,0 +1,147 @@
+"""Lowering: a graph (and its fusion plan) becomes kernels.
+
+Introduced in "The journey of one matrix product" (step 4, code generation). Each group of the fusion
+plan becomes one :class:`~labsim.compiler.kernel.Kernel`; its FLOPs and bytes come from the op table,
+never from op names, and its listing from :mod:`labsim.compiler.codegen`.
+
+Ops that move no data need no kernel (``ops.FREE``): ``constant`` (uploaded with the program) and
+``reshape`` of a row-major array (a *bitcast*: the same bytes seen with another shape, as XLA treats it).
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from ..core import ops
+from ..core.ir import Graph, Node, Var
+from ..core.ops import Op, OpKind
+from ..core.trace import expand_composites, trace_decomposition
+from .codegen import listing
+from .kernel import Kernel, KernelKind, Launch
+
+
+def _kind_of(nodes: Sequence[Node]) -> KernelKind:
+    kinds = {ops.get(n.op).kind for n in nodes}
+    if OpKind.COMPOSITE in kinds:  # a library kernel: its kind is that of its decomposition
+        kinds = {ops.get(m.op).kind for n in nodes if n.op in ops.COMPOSITE
+                 for m in expand_composites(trace_decomposition(n.op, tuple(a.aval for a in n.operands),
+                                                                n.params)).nodes}
+    if OpKind.CONTRACTION in kinds:
+        return KernelKind.CONTRACTION
+    if OpKind.REDUCTION in kinds:
+        return KernelKind.REDUCTION
+    if kinds <= {OpKind.DATA_MOVEMENT, OpKind.CONSTANT}:
+        return KernelKind.COPY
+    return KernelKind.LOOP
+
+
+def _tile_for(m: int, n: int, k: int) -> tuple[int, int, int]:
+    """A CUTLASS-like tile: 128×128×32 for big problems, shrunk (to powers of two ≥ 16) for small ones."""
+    p2 = lambda x, cap: max(16, min(cap, 1 << max(0, (x - 1).bit_length())))
+    return p2(m, 128), p2(n, 128), p2(k, 32)
+
+
+def _launch(kind: KernelKind, root: Node, nodes: Sequence[Node]) -> tuple[Launch, tuple | None]:
+    out = root.out.aval
+    if kind is KernelKind.CONTRACTION:
+        dot = next(n for n in nodes if ops.get(n.op).kind is OpKind.CONTRACTION)
+        b, m, n_, k = ops.dot_mnk(dot.operands[0].aval, dot.operands[1].aval, dot.params)
+        tm, tn, tk = _tile_for(m, n_, k)
+        isz = dot.operands[0].aval.itemsize
+        shared = (tm * tk + tk * tn) * isz * 2  # double-buffered A and B tiles
+        return Launch((math.ceil(n_ / tn), math.ceil(m / tm), b), (256, 1, 1), shared), (tm, tn, tk)
+    red = next((n for n in nodes if ops.get(n.op).kind is OpKind.REDUCTION), None)
+    if kind is KernelKind.REDUCTION and red is not None:
+        n_out = max(red.out.aval.size, 1)
+        per_row = max(red.operands[0].aval.size // n_out, 1)
+        threads = min(1024, max(32, 1 << (per_row - 1).bit_length()))
+        return Launch((n_out, 1, 1), (threads, 1, 1), 32 * 4), None
+    threads = 256
+    return Launch((max(1, math.ceil(out.size / threads)), 1, 1), (threads, 1, 1)), None
+
+
+def make_kernel(name: str, nodes: Sequence[Node], outputs: Sequence[Var], alias: dict[int, Var],
+                names: dict[int, str] | None = None) -> Kernel:
+    """Build a kernel from a group of nodes; ``outputs`` are the results other kernels (or the host) need."""
+    inside = {id(n.out) for n in nodes}
+    inputs: list[Var] = []
+    seen: set[int] = set()
+    for n in nodes:
+        for a in n.in_vars:
+            if id(a) in inside:
+                continue
+            buf = alias.get(id(a), a)
+            if id(buf) not in seen:
+                seen.add(id(buf))
+                inputs.append(buf)
+    flops = sum(ops.get(n.op).count_flops(tuple(a.aval for a in n.operands), n.out.aval, n.params) for n in nodes)
+    trans = sum(ops.get(n.op).count_transcendentals(tuple(a.aval for a in n.operands), n.out.aval, n.params)
+                for n in nodes)
+    kind = _kind_of(nodes)
+    root = next((n for n in nodes if n.out is outputs[0]), nodes[-1]) if outputs else nodes[-1]
+    launch, tile = _launch(kind, root, nodes)
+    if kind is KernelKind.CONTRACTION:
+        dot = next(n for n in nodes if ops.get(n.op).kind is OpKind.CONTRACTION)
+        dtype = dot.operands[0].aval.dtype
+    else:
+        dtype = root.out.aval.dtype
+    return Kernel(
+        name=name, kind=kind, nodes=tuple(nodes), inputs=tuple(inputs), outputs=tuple(outputs),
+        flops=flops, transcendentals=trans,
+        bytes_read=sum(v.aval.nbytes for v in inputs), bytes_written=sum(v.aval.nbytes for v in outputs),
+        launch=launch, dtype=dtype, tile=tile,
+        _names={("p", id(v)): _ident((names or {}).get(id(v), f"buf{v.id}")) for v in (*inputs, *outputs)},
+        render=listing,
+    )
+
+
+def _ident(name: str) -> str:
+    return name.replace("%", "t") if name.startswith("%") else name
+
+
+def lower(g: Graph, groups: Sequence[Sequence[Node]] | None = None) -> tuple[tuple[Kernel, ...], tuple[Var, ...], dict]:
+    """Cut ``g`` into kernels. ``groups`` lists nodes that share a kernel; by default those of the fusion
+    plan attached to ``g``, and without one every op that moves data is its own kernel, which is also
+    what eager, operator-by-operator execution runs.
+    """
+    alias: dict[int, Var] = {}
+    constants: list[Var] = []
+    names = g.names()
+    for n in g.nodes:
+        if n.op == Op.RESHAPE and n.in_vars:
+            src = n.operands[0]
+            alias[id(n.out)] = alias.get(id(src), src)
+        elif n.op == Op.CONSTANT:
+            constants.append(n.out)
+    if groups is None and g.plan is not None:
+        groups = [[g.nodes[i] for i in sorted(grp)] for grp in g.plan.groups]
+        grouped_outs = {id(n.out) for grp in groups for n in grp}
+        alias = {k: v for k, v in alias.items() if k not in grouped_outs}
+    if groups is None:
+        groups = [[n] for n in g.nodes if n.op not in ops.FREE]
+    # which values leave a group: used by another group, or a graph output
+    groups_of: dict[int, set[int]] = {}
+    for gi, grp in enumerate(groups):
+        for n in grp:
+            groups_of.setdefault(id(n.out), set()).add(gi)
+    needed: set[int] = {id(alias.get(id(o), o)) for o in g.outputs if isinstance(o, Var)}
+    for gi, grp in enumerate(groups):
+        for n in grp:
+            for a in n.in_vars:
+                buf = alias.get(id(a), a)
+                if id(buf) in groups_of and gi not in groups_of[id(buf)]:
+                    needed.add(id(buf))
+    kernels = []
+    counters: dict[str, int] = {}
+    written: set[int] = set()
+    for grp in groups:
+        # a value computed in several kernels (a duplicated cheap op) is written by the first only
+        outs = [n.out for n in grp if id(n.out) in needed and id(n.out) not in written]
+        written.update(id(o) for o in outs)
+        if not outs:
+            outs = [grp[-1].out]
+        base = grp[-1].op if len(grp) == 1 else "fusion"
+        i = counters.get(base, 0)
+        counters[base] = i + 1
+        kernels.append(make_kernel(f"{base}.{i}", grp, outs, alias, names))
+    return tuple(kernels), tuple(constants), alias

@@ -1,0 +1,16 @@
+"""The core floor: the tensor IR and its executable meaning. Imports nothing above it.
+
+``dtypes`` → ``avals`` (ShapeDtype) → ``ops`` (the op table) → ``ir`` (Var, Node, Graph, verify)
+→ ``trace`` (Tracer, bind, trace) → ``interpreter`` (evaluate, the reference semantics).
+"""
+from __future__ import annotations
+
+from .avals import ShapeDtype, ShapeError, TraceError
+from .dtypes import DtypeError
+from .interpreter import evaluate
+from .ir import Graph, Literal, Node, Var, VerifyError
+from .ops import Op, OpKind
+from .trace import Tracer, trace
+
+__all__ = ["ShapeDtype", "ShapeError", "TraceError", "DtypeError", "Graph", "Literal", "Node", "Var",
+           "VerifyError", "Op", "OpKind", "Tracer", "trace", "evaluate"]
