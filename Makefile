@@ -25,7 +25,7 @@ help:
 venv: $(STAMP)
 $(STAMP): pyproject.toml $(LOCK)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q -e '.[book,test]' -c $(LOCK)
+	$(PY) -m pip install -q -e '.[viz,book,test]' -c $(LOCK)
 	@touch $@
 	@echo "venv ready: $(VENV)"
 

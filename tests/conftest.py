@@ -15,6 +15,12 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# The one Hypothesis profile of the suite: tests set only ``max_examples`` (their budget). Tracing and
+# compiling a random program takes milliseconds to a second on a loaded 2-core machine, so no deadline.
+settings.register_profile("labsim", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "labsim"))
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "_build" / "html"

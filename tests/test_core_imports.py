@@ -69,3 +69,41 @@ def test_the_check_can_fail():
     pytest.importorskip("plotly")
     bad = loaded_after("import labsim.viz as lv\nlv.timeline(__import__('labsim').Trace(()))")
     assert "plotly" in bad
+
+
+BLOCK = """
+import importlib.abc, sys
+class Block(importlib.abc.MetaPathFinder):  # as if plotly, ipywidgets and graphviz were not installed
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in {forbidden!r}:
+            raise ImportError(f"{{name}} is not installed")
+        return None
+sys.meta_path.insert(0, Block())
+"""
+
+
+def test_labsim_works_without_the_plotting_libraries():
+    """``pip install labsim`` brings NumPy only: the simulator must import and run without the viz extra."""
+    body = BLOCK.format(forbidden=FORBIDDEN) + """
+import numpy as np
+import labsim as ls, labsim.numpy as lnp
+g = ls.trace(lambda x, y: lnp.maximum(x @ y, 0.0), ls.ShapeDtype((8, 4)), ls.ShapeDtype((4, 3)))
+out = ls.evaluate(g, np.ones((8, 4), np.float32), np.ones((4, 3), np.float32))
+assert out.shape == (8, 3) and float(out[0, 0]) == 4.0
+p = ls.compile(g); ls.simulate(p, "H100 SXM"); p._repr_html_()
+try:
+    import plotly
+except ImportError:
+    pass
+else:
+    raise AssertionError("the block did not hold")
+"""
+    assert loaded_after(body) == []
+
+
+def test_the_package_metadata_keeps_plotting_in_an_extra():
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert meta["dependencies"] == ["numpy>=1.24"]
+    extra = " ".join(meta["optional-dependencies"]["viz"])
+    assert all(lib in extra for lib in ("plotly", "ipywidgets", "graphviz"))

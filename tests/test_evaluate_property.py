@@ -9,7 +9,7 @@ the default pipeline in at least one (only cheap ops are recomputed in several, 
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 
 import labsim as ls
 from labsim import ops
@@ -19,7 +19,7 @@ from labsim.core.trace import expand_composites as decompose
 from strategies import (broadcasting_programs, contraction_programs, elementwise_programs, mixed_programs,
                         movement_programs, nn_programs, reduction_programs, tolerance)
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=60)
 
 
 def check_program(prog) -> None:
@@ -136,13 +136,13 @@ def test_nn_helpers(prog):
     check_program(prog)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80)
 @given(mixed_programs(max_steps=5))
 def test_mixed_programs(prog):
     check_program(prog)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(mixed_programs(max_steps=4, dtype="float64"))
 def test_float64_programs_stay_float64(prog):
     ref = np.asarray(prog.numpy_twin(*prog.inputs))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 
 import labsim as ls
 import labsim.nn as lnn
@@ -47,7 +47,7 @@ def check_against_fd(prog, rtol=1e-4):
     return got
 
 
-SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=50)
 
 
 @SETTINGS
@@ -64,7 +64,7 @@ def test_grad_of_contractions_and_nn_matches_finite_differences(prog):
     check_against_fd(prog)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30)
 @given(programs(dtype="float64", differentiable=True, scalar_output=True, max_steps=4))
 def test_traced_grad_equals_eager_grad(prog):
     """ls.grad is traceable: its graph, evaluated, gives the gradient computed directly."""
@@ -79,7 +79,7 @@ def test_traced_grad_equals_eager_grad(prog):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9 * (1 + float(np.max(np.abs(b), initial=0))))
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20)
 @given(programs(("elementwise", "broadcast", "contract", "reduce"), dtype="float32", differentiable=True,
                 scalar_output=True, max_steps=3))
 def test_float32_grad_within_tolerance(prog):

@@ -25,7 +25,7 @@ def regions(draw):
     return shape, tuple(idx), draw(st.sampled_from(["set", "add", "multiply"])), draw(st.integers(0, 2**31))
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(regions())
 def test_index_update_matches_numpy_and_grad(case):
     shape, idx, how, seed = case

@@ -31,7 +31,7 @@ def test_dtype_aliases(alias, name):
     assert S((2,), alias).dtype == name
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(shapes, st.sampled_from(sorted(ls.dtypes.ITEMSIZE)))
 def test_nbytes_is_size_times_itemsize(shape, dtype):
     a = S(shape, dtype)
@@ -308,3 +308,9 @@ def test_contract_example():
         gf(x, y, z)  # f is not scalar-valued, as with jax.grad
     gx = ls.grad(lambda x, y, z: lnp.sum(f(x, y, z)))(x, y, z)
     np.testing.assert_allclose(gx, np.where(x * y + z > 0, y, 0), rtol=1e-6)
+
+
+def test_concatenate_of_no_operands_is_a_shape_error():
+    from labsim.core import ops
+    with pytest.raises(ls.ShapeError, match="concatenate: needs at least one operand"):
+        ops.get("concatenate").infer((), {"dimension": 0})

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 
 import labsim as ls
 import labsim.numpy as lnp
@@ -13,7 +13,7 @@ from labsim.compiler.kernel import KernelKind
 
 from strategies import LNP, mixed_programs, tolerance
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=60)
 
 
 def _variants(prog):

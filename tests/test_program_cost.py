@@ -56,7 +56,7 @@ def test_default_pipeline_fuses_the_chain():
     assert set(k.ops) == {"multiply", "add", "maximum"}
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(matmul_dims(max_dim=300), st.sampled_from(["float32", "bfloat16", "float16"]), st.booleans())
 def test_dot_flops_and_bytes(mkn, dtype, eager):
     M, K, N = mkn

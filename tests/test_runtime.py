@@ -84,7 +84,7 @@ def test_simulate_follows_the_rules(chip_name, eager):
     check_rules(prog, chip_name, ls.simulate(prog, chip_name))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(st.integers(1, 4096), st.integers(1, 4096), st.floats(0, 2e-5), st.floats(1e-7, 5e-6), st.booleans())
 def test_simulate_rules_hold_for_any_size_and_latency(m, n, latency, api, eager):
     chip = PRESETS["H100 SXM"]

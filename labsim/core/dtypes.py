@@ -77,10 +77,6 @@ def is_float(dtype) -> bool:
     return canonical_dtype(dtype).startswith(("float", "bfloat"))
 
 
-def is_int(dtype) -> bool:
-    return canonical_dtype(dtype).startswith(("int", "uint"))
-
-
 _ORDER = ["bool", "uint8", "int8", "int16", "int32", "int64",
           "float8_e5m2", "float8_e4m3fn", "bfloat16", "float16", "float32", "float64"]
 

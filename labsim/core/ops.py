@@ -640,7 +640,7 @@ def _constant_shape(avals, p):
 
 register(OpDef(
     name=Op.CONSTANT, arity=0, shape_rule=_constant_shape,
-    impl=lambda value, dtype: value.array.astype(numpy_dtype(dtype)),
+    impl=lambda value, dtype: value.array.astype(numpy_dtype(dtype), copy=False),
     flops=_zero, transcendentals=_zero, hlo="constant",
     attr_format=lambda p: f"  /* {p['value']!r} */",
 ))
