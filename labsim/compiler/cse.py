@@ -7,7 +7,7 @@ from .rewrite import Builder
 
 
 def _key(a: Atom):
-    return ("lit", a.value, a.aval.dtype) if isinstance(a, Literal) else id(a)
+    return (1, a.value, a.aval.dtype) if isinstance(a, Literal) else (0, id(a), "")
 
 
 def cse(g: Graph) -> Graph:
@@ -19,7 +19,7 @@ def cse(g: Graph) -> Graph:
         operands = tuple(b.atom(a) for a in n.operands)
         keys = tuple(_key(a) for a in operands)
         if n.op in ops.COMMUTATIVE:
-            keys = tuple(sorted(keys, key=repr))
+            keys = tuple(sorted(keys))
         k = (n.op, keys, n.attrs)
         if k in seen:
             b.sub[id(n.out)] = seen[k]

@@ -197,6 +197,7 @@ class _Ancestors:
 def fusion_plan(g: Graph) -> FusionPlan:
     """Decide which nodes share a kernel (see the module docstring for the rules)."""
     nodes = g.nodes
+    kind = [ops.get(n.op).kind for n in nodes]
     index = {id(n.out): i for i, n in enumerate(nodes)}
     users: dict[int, list[int]] = {i: [] for i in range(len(nodes))}
     for i, n in enumerate(nodes):
@@ -214,7 +215,7 @@ def fusion_plan(g: Graph) -> FusionPlan:
     def join(gid: int, j: int) -> None:
         groups_of.setdefault(j, set()).add(gid)
         members[gid].add(j)
-        k = _kind(nodes[j])
+        k = kind[j]
         gkinds[gid].add(k)
         if k is OpKind.ELEMENTWISE:
             gshapes[gid].add(nodes[j].out.aval.shape)
@@ -238,7 +239,7 @@ def fusion_plan(g: Graph) -> FusionPlan:
                 p = index.get(id(a))
                 if p is None or p in members[gid] or nodes[p].op == Op.CONSTANT:
                     continue
-                pk = _kind(nodes[p])
+                pk = kind[p]
                 gk = gkinds[gid]
                 # users elsewhere, including other copies of a duplicated user, also need p
                 outside = [u for u in users[p] if groups_of.get(u, set()) != {gid} or u in multi]
@@ -246,7 +247,7 @@ def fusion_plan(g: Graph) -> FusionPlan:
                     outside = outside or sorted(groups_of[p])
                 why = None
                 duplicate = False
-                if pk is OpKind.COMPOSITE or _kind(nodes[c]) is OpKind.COMPOSITE:
+                if pk is OpKind.COMPOSITE or kind[c] is OpKind.COMPOSITE:
                     why = Reason.COMPOSITE
                 elif pk is OpKind.REDUCTION:
                     why = Reason.REDUCTION_FIRST

@@ -25,11 +25,14 @@ class Builder:
         return self.sub.get(id(a), a) if isinstance(a, Var) else a
 
     def keep(self, n: Node) -> None:
-        operands = tuple(self.atom(a) for a in n.operands)
-        if all(x is y for x, y in zip(operands, n.operands)):
-            self.nodes.append(n)
+        sub = self.sub
+        for a in n.operands:
+            if id(a) in sub:  # (only Vars are keys; a live Literal never shares an id with one)
+                break
         else:
-            self.nodes.append(Node(n.op, operands, n.attrs, n.out))
+            self.nodes.append(n)  # no operand renamed: the very same node
+            return
+        self.nodes.append(Node(n.op, tuple(self.atom(a) for a in n.operands), n.attrs, n.out))
 
     def emit(self, op: str, operands: Sequence[Atom], **params) -> Var:
         opdef = ops.get(op)

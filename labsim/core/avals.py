@@ -5,6 +5,7 @@ The lowest floor of the IR: the op table's shape rules, the graph and the tracer
 """
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from dataclasses import dataclass
@@ -45,7 +46,7 @@ class ShapeDtype:
     def ndim(self) -> int:
         return len(self.shape)
 
-    @property
+    @functools.cached_property  # (frozen, so computed once; the cache is not a field: eq and hash ignore it)
     def size(self) -> int:
         return math.prod(self.shape)
 
@@ -53,7 +54,7 @@ class ShapeDtype:
     def itemsize(self) -> int:
         return itemsize(self.dtype)
 
-    @property
+    @functools.cached_property
     def nbytes(self) -> int:
         return self.size * self.itemsize
 

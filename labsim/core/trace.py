@@ -322,10 +322,17 @@ def _expand_once(g: Graph) -> Graph:
     def atom(a: Atom) -> Atom:
         return sub.get(id(a), a) if isinstance(a, Var) else a
 
+    templates: dict[tuple, Graph] = {}  # one traced decomposition per (op, operand avals, attributes)
     with recording(ctx):
         for n in g.nodes:
             operands = tuple(atom(a) for a in n.operands)
-            if n.op in ops.COMPOSITE:
+            if n.op in ops.COMPOSITE and all(isinstance(a, Var) for a in operands):
+                key = (n.op, tuple(a.aval for a in operands), n.attrs)
+                t = templates.get(key)
+                if t is None:
+                    t = templates[key] = trace_decomposition(n.op, key[1], n.params)
+                sub[id(n.out)] = _instantiate(t, operands, ctx.nodes)
+            elif n.op in ops.COMPOSITE:
                 args = [Tracer(ctx, a) if isinstance(a, Var) else a.value for a in operands]
                 sub[id(n.out)] = ops.get(n.op).decompose(*args, **n.params).var
             elif all(x is y for x, y in zip(operands, n.operands)):
@@ -334,6 +341,19 @@ def _expand_once(g: Graph) -> Graph:
                 ctx.nodes.append(Node(n.op, operands, n.attrs, n.out))
     outs = tuple(atom(o) for o in g.outputs)
     return Graph(g.inputs, tuple(ctx.nodes), outs, name=g.name, input_names=g.input_names)
+
+
+def _instantiate(t: Graph, operands: tuple[Atom, ...], nodes: list[Node]) -> Atom:
+    """Append a copy of template graph ``t`` (fresh result variables) reading ``operands``; return its output.
+
+    The same nodes tracing the decomposition again would record, without running its Python again."""
+    env: dict[int, Atom] = {id(v): a for v, a in zip(t.inputs, operands)}
+    for m in t.nodes:
+        out = Var(m.out.aval)
+        nodes.append(Node(m.op, tuple(env.get(id(a), a) if type(a) is Var else a for a in m.operands), m.attrs, out))
+        env[id(m.out)] = out
+    o = t.outputs[0]
+    return env.get(id(o), o) if type(o) is Var else o
 
 
 def register_composite(name, shape_rule, impl, decompose, hlo: str | None = None,

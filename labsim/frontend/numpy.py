@@ -18,6 +18,7 @@ import numpy as _np
 from ..core.avals import ShapeDtype, ShapeError, TraceError
 from ..core.dtypes import canonical_dtype, is_float, result_dtype
 from ..core.ir import ArrayValue
+from ..core.ops import Op
 from ..core.trace import Tracer, bind, current_trace, is_arraylike, register_composite
 
 ndarray = _np.ndarray
@@ -92,7 +93,7 @@ def asarray(x, dtype=None):
         # inside a trace, a created array is a constant *in the graph* (as jnp under jit), so the
         # compiler sees it and constant folding can compute what depends only on it
         dt = canonical_dtype(dtype) if dtype is not None else canonical_dtype(arr.dtype)
-        return Tracer(ctx, ctx.emit("constant", (), {"value": ArrayValue(arr), "dtype": dt}))
+        return Tracer(ctx, ctx.emit(Op.CONSTANT, (), {"value": ArrayValue(arr), "dtype": dt}))
     return arr
 
 
@@ -211,7 +212,7 @@ def _unary(op: str, x):
     _check(op, x)
     if _dtype(x) is None:
         x = asarray(x)
-    if op not in ("negate", "abs") and not is_float(_dtype(x)):
+    if op not in (Op.NEGATE, Op.ABS) and not is_float(_dtype(x)):  # the rest compute in floating point
         x = astype(x, "float32")
     return bind(op, x)
 
