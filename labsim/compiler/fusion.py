@@ -232,12 +232,23 @@ def fusion_plan(g: Graph) -> FusionPlan:
         gid = i
         members[gid], gkinds[gid], gshapes[gid] = set(), set(), set()
         join(gid, i)
-        frontier = [i]
-        while frontier:
-            c = frontier.pop()
+        # Candidate producers are decided latest first (a max-heap on the node index): every user of p
+        # comes after p, so when p's turn comes, each of its users that will join this kernel has joined,
+        # and "is p also read outside this kernel?" has its final answer.
+        frontier: list[tuple[int, int]] = []
+
+        def propose(c: int) -> None:
             for a in nodes[c].in_vars:
                 p = index.get(id(a))
-                if p is None or p in members[gid] or nodes[p].op == Op.CONSTANT:
+                if p is not None and p not in members[gid] and nodes[p].op != Op.CONSTANT:
+                    heapq.heappush(frontier, (-p, c))
+
+        propose(i)
+        while frontier:
+            p, c = heapq.heappop(frontier)
+            p = -p
+            if True:
+                if p in members[gid]:
                     continue
                 pk = kind[p]
                 gk = gkinds[gid]
@@ -284,7 +295,7 @@ def fusion_plan(g: Graph) -> FusionPlan:
                     multi.add(p)
                     log.append(Duplicated(p, c))
                 join(gid, p)
-                frontier.append(p)
+                propose(p)
     # reshapes left alone are free bitcasts: no kernel
     groups = [sorted(m) for m in members.values()
               if not (len(m) == 1 and nodes[next(iter(m))].op == Op.RESHAPE)]
