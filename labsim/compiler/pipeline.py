@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..core.ir import Graph
+from ..core.ir import Graph, VerifyError
 from .lower import lower
 from .passes import PIPELINE, Pass
 from .program import Program
@@ -16,14 +16,31 @@ class PlanLostError(ValueError):
     """A pass after ``fuse`` changed the graph, so the fusion plan no longer describes it."""
 
 
+def _check_pass(name: str, before: Graph, after: Graph, full: bool) -> None:
+    """A pass keeps the program's signature and leaves a valid graph. Nodes are immutable, so
+    ``verify`` runs each new node's shape rule once; nodes a pass kept were checked already."""
+    if after is before:
+        return
+    if after.in_avals != before.in_avals or after.out_avals != before.out_avals:
+        sig = lambda g: f"({', '.join(a.short() for a in g.in_avals)}) -> ({', '.join(a.short() for a in g.out_avals)})"
+        raise VerifyError(f"pass {name} changed the program's signature from {sig(before)} to {sig(after)}")
+    try:
+        after.verify()
+        if full and after.plan is not None:
+            after.plan.verify(after)
+    except VerifyError as e:
+        raise VerifyError(f"after pass {name}: {e}") from None
+
+
 def compile(g: Graph, passes: Sequence[Pass] | None = None, *, verify: bool | str = True) -> Program:  # noqa: A001
     """Run ``passes`` (each a pure ``Graph -> Graph`` function) in order, then lower to kernels.
 
     ``passes=None`` runs the default pipeline (:data:`labsim.compiler.passes.PIPELINE`); ``passes=[]`` runs none,
     so every op is its own kernel: the eager, operator-by-operator program.
     ``prog.stages`` holds ("traced", g) followed by (pass name, graph after it) for each pass.
-    ``verify=True`` checks the graph it is given; ``verify="each"`` also checks the graph after every
-    pass (the tests do this on random programs for every pass); ``False`` skips the checks.
+    ``verify=True`` (the default) checks the graph it is given and, after every pass, that the pass kept
+    the program's signature and left a valid graph (cheap: only new nodes run their shape rules);
+    ``verify="each"`` also checks the fusion plan after every pass; ``False`` skips the checks.
     """
     if passes is None:
         passes = PIPELINE
@@ -49,10 +66,8 @@ def compile(g: Graph, passes: Sequence[Pass] | None = None, *, verify: bool | st
             lost_by = name
         elif valid:
             lost_by = None
-        if verify == "each":
-            cur.verify()
-            if cur.plan is not None:
-                cur.plan.verify(cur)
+        if verify:
+            _check_pass(name, prev, cur, full=verify == "each")
         stages.append((name, cur))
     if lost_by is not None:
         raise PlanLostError(

@@ -178,15 +178,15 @@ def simplify(g: Graph) -> Graph:
         a = [b.atom(x) for x in n.operands]
         op = n.op
         if op in ops.ELEMENTWISE and op != Op.IOTA and any(isinstance(x, Var) and id(x) in splat for x in a):
-            # a uniform array operand is just a scalar literal; keep one array operand that has the
-            # result's shape, so the result keeps its shape
-            keep = next((i for i, x in enumerate(a) if isinstance(x, Var) and x.aval.shape == n.out.aval.shape), None)
+            # a uniform array operand is just a scalar literal (it broadcasts), as long as some operand
+            # still has the result's shape: x * ones(3) with a scalar x keeps its ones(3)
             new = [splat[id(x)] if isinstance(x, Var) and id(x) in splat else x for x in a]
-            if all(isinstance(x, Literal) for x in new) and n.out.aval.shape != ():
-                if keep is None:
+            if n.out.aval.shape != () and all(x.aval.shape != n.out.aval.shape for x in new):
+                full = next((i for i, x in enumerate(a) if x.aval.shape == n.out.aval.shape), None)
+                if full is None:
                     new = a
                 else:
-                    new[keep] = a[keep]
+                    new[full] = a[full]
             a = new
         if op == Op.CONSTANT:
             arr = n.attr("value").array

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
-import weakref
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -115,7 +114,23 @@ class Node:
         return tuple(a for a in self.operands if isinstance(a, Var))
 
 
-_SHAPES_CHECKED: "weakref.WeakSet[Node]" = weakref.WeakSet()
+def _check_node(i: int, n: "Node") -> None:
+    """What never changes about a node: its op is registered, its literals are scalars, and its shape
+    rule gives exactly its result. Remembered on the node (which is immutable)."""
+    try:
+        opdef = ops.get(n.op)
+    except ops.UnknownOpError as e:
+        raise VerifyError(f"node {i}: {e.args[0]}") from None
+    for a in n.operands:
+        if type(a) is not Var and a.aval.shape != ():
+            raise VerifyError(f"node {i} ({n.op}): literal {a} is not a scalar")
+    try:
+        expect = opdef.infer(tuple(a.aval for a in n.operands), n.params)
+    except (ShapeError, TypeError, ValueError) as e:
+        raise VerifyError(f"node {i} ({n.op}): {e}") from None
+    if expect != n.out.aval:
+        raise VerifyError(f"node {i} ({n.op}): result is {n.out.aval}, shape rule says {expect}")
+    n.__dict__["_verified"] = True
 
 
 class VerifyError(AssertionError):
@@ -188,29 +203,17 @@ class Graph:
             if id(v) in defined:
                 raise VerifyError(f"input {v} appears twice")
             defined.add(id(v))
-        checked = _SHAPES_CHECKED
+        add = defined.add
         for i, n in enumerate(self.nodes):
-            for a in n.operands:
-                if type(a) is Var:
-                    if id(a) not in defined:
-                        raise VerifyError(f"node {i} ({n.op}) uses {a} before it is defined")
-                elif a.aval.shape != ():
-                    raise VerifyError(f"node {i} ({n.op}): literal {a} is not a scalar")
-            if n not in checked:  # nodes are immutable: op, arity and shape rule need checking once
-                try:
-                    opdef = ops.get(n.op)
-                except ops.UnknownOpError as e:
-                    raise VerifyError(f"node {i}: {e.args[0]}") from None
-                try:
-                    expect = opdef.infer(tuple(a.aval for a in n.operands), n.params)
-                except (ShapeError, TypeError, ValueError) as e:
-                    raise VerifyError(f"node {i} ({n.op}): {e}") from None
-                if expect != n.out.aval:
-                    raise VerifyError(f"node {i} ({n.op}): result is {n.out.aval}, shape rule says {expect}")
-                _SHAPES_CHECKED.add(n)
-            if id(n.out) in defined:
+            for a in n.in_vars:
+                if id(a) not in defined:
+                    raise VerifyError(f"node {i} ({n.op}) uses {a} before it is defined")
+            if "_verified" not in n.__dict__:  # nodes are immutable: op, literals and shape rule are checked once
+                _check_node(i, n)
+            o = id(n.out)
+            if o in defined:
                 raise VerifyError(f"node {i} ({n.op}) redefines {n.out}")
-            defined.add(id(n.out))
+            add(o)
         for o in self.outputs:
             if isinstance(o, Var) and id(o) not in defined:
                 raise VerifyError(f"output {o} is never defined")
