@@ -35,6 +35,8 @@ from .core.avals import ShapeDtype, ShapeError, TraceError
 from .core.dtypes import DtypeError
 from .core.interpreter import evaluate
 from .core.ir import Graph, Literal, Node, Var, VerifyError
+from .core import pytree as tree_util
+from .core.pytree import TreeDef, tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
 from .core.ops import Op, OpKind
 from .core.trace import Tracer, trace
 from .frontend import numpy, nn, autodiff  # numpy installs the Tracer operators; nn registers composites
@@ -58,7 +60,7 @@ from .support.tables import Table
 # The short names the book and its readers use (``import labsim.numpy as lnp``, ``ls.passes``, ...)
 # stand for the modules in their floors: one module object under two names, not a copy.
 for _name, _mod in {"numpy": numpy, "nn": nn, "autodiff": autodiff, "ops": ops, "dtypes": dtypes,
-                    "passes": passes, "cost": cost, "counting": counting, "llm": llm, "parity": parity}.items():
+                    "passes": passes, "tree_util": tree_util, "cost": cost, "counting": counting, "llm": llm, "parity": parity}.items():
     _sys.modules[f"{__name__}.{_name}"] = _mod
 del _name, _mod
 
@@ -68,6 +70,7 @@ __all__ = [
     "ShapeDtype", "Graph", "Node", "Var", "Literal", "ShapeError", "TraceError", "VerifyError", "DtypeError",
     "Op", "OpKind", "trace", "Tracer", "evaluate", "compile", "lower", "Program", "Kernel", "KernelKind", "Launch",
     "PlanLostError", "grad", "value_and_grad", "vjp",
+    "TreeDef", "tree_flatten", "tree_unflatten", "tree_leaves", "tree_structure", "tree_map", "tree_util",
     "Chip", "ChipKind", "Link", "Unit", "hardware", "ops", "dtypes", "numpy", "nn",
     "estimate", "kernel_cost", "KernelCost", "ProgramCost", "Bound", "OutOfMemory", "OutOfMemoryError",
     "memory_check", "passes", "assign_buffers", "llm", "counting", "parity",

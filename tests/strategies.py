@@ -428,6 +428,17 @@ def matmul_dims(draw, max_dim: int = 64):
     return tuple(draw(st.integers(1, max_dim)) for _ in range(3))
 
 
+def pytrees(leaves=None, max_leaves: int = 12):
+    """Nested tuples, lists, dicts (str keys) and None around ``leaves`` (default: small arrays, ints)."""
+    if leaves is None:
+        leaves = st.one_of(st.integers(-5, 5), shapes.map(lambda s: np.arange(math.prod(s), dtype=np.float32).reshape(s)))
+    return st.recursive(
+        st.one_of(leaves, st.none()),
+        lambda kids: st.one_of(st.lists(kids, max_size=3), st.lists(kids, max_size=3).map(tuple),
+                               st.dictionaries(st.text("abcxyz_", min_size=1, max_size=3), kids, max_size=3)),
+        max_leaves=max_leaves)
+
+
 def tolerance(ref: np.ndarray, dtype: str = "float32") -> dict:
     """rtol/atol for comparing with a NumPy reference of this magnitude."""
     scale = float(np.max(np.abs(ref))) if np.size(ref) else 0.0
@@ -438,4 +449,4 @@ def tolerance(ref: np.ndarray, dtype: str = "float32") -> dict:
 
 __all__ = ["Program", "Step", "LNP", "NP", "KINDS", "programs", "elementwise_programs", "broadcasting_programs",
            "reduction_programs", "contraction_programs", "movement_programs", "nn_programs", "mixed_programs",
-           "shapes", "float_dtypes", "seeds", "matmul_dims", "tolerance"]
+           "shapes", "float_dtypes", "seeds", "matmul_dims", "pytrees", "tolerance"]

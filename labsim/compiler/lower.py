@@ -96,7 +96,8 @@ def make_kernel(name: str, nodes: Sequence[Node], outputs: Sequence[Var], alias:
 
 
 def _ident(name: str) -> str:
-    return name.replace("%", "t") if name.startswith("%") else name
+    """A listing identifier: ``%3`` -> ``t3``; a pytree leaf name ``params.w1`` -> ``params_w1``."""
+    return name.replace("%", "t") if name.startswith("%") else name.replace(".", "_")
 
 
 def lower(g: Graph, groups: Sequence[Sequence[Node]] | None = None) -> tuple[tuple[Kernel, ...], tuple[Var, ...], dict]:

@@ -1,7 +1,8 @@
 """The core floor: the tensor IR and its executable meaning. Imports nothing above it.
 
 ``dtypes`` → ``avals`` (ShapeDtype) → ``ops`` (the op table) → ``ir`` (Var, Node, Graph, verify)
-→ ``trace`` (Tracer, bind, trace) → ``interpreter`` (evaluate, the reference semantics).
+→ ``pytree`` (nested containers ↔ flat leaves) → ``trace`` (Tracer, bind, trace) → ``interpreter``
+(evaluate, the reference semantics).
 """
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ import numpy as np
 from .dtypes import numpy_dtype
 from .avals import ShapeError, TraceError
 from .ir import Graph
+from .pytree import tree_flatten
 from .trace import inline
 
 
@@ -33,11 +34,28 @@ def _coerce(g: Graph, i: int, x: Any) -> np.ndarray:
     return arr.astype(target, copy=False)
 
 
+def _flat_args(g: Graph, args: tuple) -> tuple:
+    """The graph's flat inputs from ``args``: given as they are, or as the pytrees ``g`` was traced with."""
+    if g.in_tree is not None and any(c.kind != "leaf" for c in g.in_tree.children):
+        leaves, tree = tree_flatten(tuple(args))
+        if tree == g.in_tree:
+            return tuple(leaves)
+        if len(args) != len(g.inputs):
+            raise TypeError(f"evaluate: graph {g.name} was traced with arguments of structure {g.in_tree}; "
+                            f"got {tree}. Pass that structure, or the {len(g.inputs)} flat inputs "
+                            f"({', '.join(g.input_names)}).")
+    return args
+
+
 def evaluate(g: Graph, *args: Any):
     """Run ``g`` on concrete NumPy inputs with each op's reference implementation.
 
-    Returns one array, or a tuple when the graph has several outputs.
+    ``args`` are the graph's flat inputs (one array per leaf, in ``g.input_names`` order), or, for a
+    graph traced from a function taking pytrees, the same nested tuples/lists/dicts of arrays.
+    Returns one array, or a flat tuple when the graph has several outputs (whatever pytree the traced
+    function returned: ``tree_unflatten(g.out_tree, outs)`` rebuilds it).
     """
+    args = _flat_args(g, args)
     if len(args) != len(g.inputs):
         sig = ", ".join(f"{n}: {v.aval.short()}" for n, v in zip(g.input_names or [f"p{i}" for i in range(len(g.inputs))], g.inputs))
         raise TypeError(f"evaluate: graph {g.name}({sig}) takes {len(g.inputs)} argument(s), got {len(args)}")

@@ -150,6 +150,10 @@ class Graph:
     # Core never reads it; a pass that rebuilds the graph drops it, and the pipeline refuses to lower a
     # graph whose plan was lost (see ``labsim.compiler.pipeline``).
     plan: Any = None
+    # The pytree structures (``labsim.core.pytree.TreeDef``) of the traced function's arguments (as one
+    # tuple) and of its result; None for a graph not made by ``trace``. Inputs/outputs are their leaves.
+    in_tree: Any = None
+    out_tree: Any = None
 
     def replace(self, **changes) -> "Graph":
         """A copy with some fields changed (graphs are immutable)."""

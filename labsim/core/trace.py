@@ -19,6 +19,7 @@ from . import ops
 from .dtypes import DtypeError, canonical_dtype, is_float, numpy_dtype
 from .avals import ShapeDtype, ShapeError, TraceError
 from .ir import ArrayValue, Atom, Graph, Literal, Node, Var, freeze_attrs
+from .pytree import TreeDef, leaf_names, tree_flatten, tree_unflatten
 
 
 class TraceContext:
@@ -221,29 +222,27 @@ def _param_names(f: Callable, n: int) -> tuple[str, ...]:
     return tuple(names[:n]) if len(names) >= n else tuple(names) + tuple(f"p{i}" for i in range(len(names), n))
 
 
-def _flatten_outputs(out: Any, fname: str) -> tuple[Any, ...]:
-    def flat(x):
-        if isinstance(x, (tuple, list)):
-            for y in x:
-                yield from flat(y)
-        else:
-            yield x
-
-    items = tuple(flat(out))
+def _flatten_outputs(out: Any, fname: str) -> tuple[tuple[Any, ...], TreeDef]:
+    if out is None:
+        raise TraceError(f"trace: {fname} returned NoneType None; a traced function must return arrays "
+                         "(is a `return` missing?)")
+    items, tree = tree_flatten(out)
     if not items:
         raise TraceError(f"trace: {fname} returned no values")
     for i, o in enumerate(items):
         if not is_arraylike(o):
             raise TraceError(f"trace: {fname} returned {_describe(o)} (output {i}); a traced function must "
-                             "return arrays (or a tuple of them)")
-    return items
+                             "return arrays (or a tuple, list or dict of them)")
+    return tuple(items), tree
 
 
 def trace(f: Callable, *specs: Any, name: str | None = None) -> Graph:
     """Trace ``f`` on abstract arguments and return its :class:`Graph`.
 
-    ``specs`` are :class:`ShapeDtype` values (or arrays, whose shape and dtype are taken), one per
-    positional parameter of ``f``.
+    ``specs`` are one per positional parameter of ``f``: a :class:`ShapeDtype` (or an array, whose
+    shape and dtype are taken), or a pytree of them (nested tuples, lists, dicts). The graph's inputs
+    are the flattened leaves, named ``params.w1``, ``xs.0``, ...; ``f`` may return an array or a pytree
+    of arrays, whose leaves become the outputs. The structures are kept as ``in_tree``/``out_tree``.
     """
     fname = name or getattr(f, "__name__", "f")
     fname = re.sub(r"\W", "_", fname).strip("_") or "f"
@@ -254,11 +253,16 @@ def trace(f: Callable, *specs: Any, name: str | None = None) -> Graph:
     except ValueError:
         pass  # builtins without a signature
     pnames = _param_names(f, len(specs))
-    avals = [_spec_of(s, i, pnames[i]) for i, s in enumerate(specs)]
+    is_spec = lambda x: isinstance(x, ShapeDtype)
+    leaves, in_tree = tree_flatten(tuple(specs), is_leaf=is_spec)
+    names = tuple(n for td, p in zip(in_tree.children, pnames) for n in leaf_names(td, p))
+    argnum = [i for i, td in enumerate(in_tree.children) for _ in range(td.num_leaves)]
+    avals = [_spec_of(s, argnum[j], names[j]) for j, s in enumerate(leaves)]
     ctx = TraceContext()
     inputs = [Var(a) for a in avals]
     with recording(ctx):
-        outs = _flatten_outputs(f(*[Tracer(ctx, v) for v in inputs]), fname)
+        args = tree_unflatten(in_tree, [Tracer(ctx, v) for v in inputs])
+        outs, out_tree = _flatten_outputs(f(*args), fname)
     out_atoms = []
     for o in outs:
         if isinstance(o, Tracer):
@@ -272,7 +276,8 @@ def trace(f: Callable, *specs: Any, name: str | None = None) -> Graph:
             else:  # a Python number is weakly typed: 32 bits, as in JAX
                 dt = {"float64": "float32", "int64": "int32"}.get(arr.dtype.name, canonical_dtype(arr.dtype))
             out_atoms.append(ctx.emit("constant", (), {"value": ArrayValue(arr), "dtype": dt}))
-    return Graph(tuple(inputs), tuple(ctx.nodes), tuple(out_atoms), name=fname, input_names=pnames)
+    return Graph(tuple(inputs), tuple(ctx.nodes), tuple(out_atoms), name=fname, input_names=names,
+                 in_tree=in_tree, out_tree=out_tree)
 
 
 def trace_decomposition(op: str, avals: Sequence[ShapeDtype], params: dict) -> Graph:
@@ -340,7 +345,8 @@ def _expand_once(g: Graph) -> Graph:
             else:
                 ctx.nodes.append(Node(n.op, operands, n.attrs, n.out))
     outs = tuple(atom(o) for o in g.outputs)
-    return Graph(g.inputs, tuple(ctx.nodes), outs, name=g.name, input_names=g.input_names)
+    return Graph(g.inputs, tuple(ctx.nodes), outs, name=g.name, input_names=g.input_names, in_tree=g.in_tree,
+                 out_tree=g.out_tree)
 
 
 def _instantiate(t: Graph, operands: tuple[Atom, ...], nodes: list[Node]) -> Atom:

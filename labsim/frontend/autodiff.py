@@ -22,7 +22,8 @@ from ..core import ops
 from ..core.avals import ShapeDtype, TraceError
 from ..core.dtypes import is_float, numpy_dtype
 from ..core.ir import Graph, Node, Var
-from ..core.trace import Tracer, bind, expand_composites as decompose, trace
+from ..core.pytree import leaf_names, tree_flatten, tree_map, tree_unflatten
+from ..core.trace import Tracer, bind, expand_composites as decompose, inline, trace
 from . import numpy as lnp
 
 
@@ -163,15 +164,19 @@ def _read(env, a):
 
 
 def vjp_graph(g: Graph, args: Sequence[Any], out_cotangent: Any) -> tuple[Any, list]:
-    """Replay ``g`` (primitives only) on ``args``; return (output value, cotangent per input)."""
+    """Replay ``g`` (primitives only) on its flat ``args``; return (output value, cotangent per input).
+
+    With several outputs, ``out_cotangent`` is a sequence (one per output) and the value a tuple.
+    """
     env: dict[int, Any] = {id(v): a for v, a in zip(g.inputs, args)}
     for n in g.nodes:
         env[id(n.out)] = bind(n.op, *[_read(env, a) for a in n.operands], **n.params)
-    out_atom = g.outputs[0]
-    out_val = _read(env, out_atom)
+    several = len(g.outputs) != 1
+    cts = tuple(out_cotangent) if several else (out_cotangent,)
     ct: dict[int, Any] = {}
-    if isinstance(out_atom, Var):
-        ct[id(out_atom)] = out_cotangent
+    for o, c in zip(g.outputs, cts):
+        if isinstance(o, Var):
+            ct[id(o)] = ct[id(o)] + c if id(o) in ct else c
     for n in reversed(g.nodes):
         c = ct.pop(id(n.out), None)
         if c is None:
@@ -180,8 +185,8 @@ def vjp_graph(g: Graph, args: Sequence[Any], out_cotangent: Any) -> tuple[Any, l
         if rule is None:
             raise NotImplementedError(f"grad: no VJP rule for op {n.op!r}")
         vals = [_read(env, a) for a in n.operands]
-        cts = rule(c, n, *vals, env[id(n.out)])
-        for a, ca in zip(n.operands, cts):
+        cts_in = rule(c, n, *vals, env[id(n.out)])
+        for a, ca in zip(n.operands, cts_in):
             if isinstance(a, Var) and ca is not None:
                 ca = _sum_to_shape(ca, a.aval.shape) if lnp._shape(ca) != a.aval.shape else ca
                 ct[id(a)] = ct[id(a)] + ca if id(a) in ct else ca
@@ -191,28 +196,65 @@ def vjp_graph(g: Graph, args: Sequence[Any], out_cotangent: Any) -> tuple[Any, l
         if gv is None:
             gv = lnp.zeros_like(_read(env, v)) if isinstance(_read(env, v), Tracer) else np.zeros(v.aval.shape, numpy_dtype(v.aval.dtype))
         grads.append(gv)
-    return out_val, grads
+    outs = tuple(_read(env, o) for o in g.outputs)
+    return (outs if several else outs[0]), grads
 
 
-def _avals(args: Sequence[Any], fname: str) -> list[ShapeDtype]:
+def _as_array(x):
+    """A Python float or int leaf as a float32 array (what JAX's weak scalars become); others as they are."""
+    return np.asarray(x, dtype=np.float32) if isinstance(x, (int, float)) and not isinstance(x, bool) else x
+
+
+def _specs(args: Sequence[Any], f: Callable, what: str) -> list:
+    """Per argument, the same pytree with a ShapeDtype for every leaf; a clear error for a non-array leaf."""
+    fname = getattr(f, "__name__", "f")
+    try:
+        pnames = [p.name for p in inspect.signature(f).parameters.values()]
+    except (TypeError, ValueError):
+        pnames = []
     out = []
     for i, a in enumerate(args):
-        if isinstance(a, (int, float)) and not isinstance(a, bool):
-            a = np.asarray(a, dtype=np.float32)
-        if not hasattr(a, "shape"):
-            raise TraceError(f"grad({fname}): argument {i} is {type(a).__name__}, not an array")
-        out.append(ShapeDtype(tuple(a.shape), a.dtype))
+        leaves, td = tree_flatten(a)
+        names = leaf_names(td, pnames[i] if i < len(pnames) else f"p{i}")
+        specs = []
+        for leaf, nm in zip(leaves, names):
+            if not hasattr(leaf, "shape") or not hasattr(leaf, "dtype"):
+                raise TraceError(f"{what}({fname}): argument {i} ({nm}) is {type(leaf).__name__}, not an array "
+                                 "(arguments are arrays or nested tuples, lists and dicts of arrays)")
+            specs.append(ShapeDtype(tuple(leaf.shape), leaf.dtype))
+        out.append(tree_unflatten(td, specs))
+    return out
+
+
+def _check_argnums(argnums, n: int, fname: str) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for k in nums:
+        if not isinstance(k, int) or not -n <= k < n:
+            raise ValueError(f"grad({fname}): argnums {argnums!r} does not fit the {n} argument(s) given")
+    return nums
+
+
+def _split(flat: Sequence[Any], args: Sequence[Any]) -> list:
+    """Cut the flat per-leaf list into one pytree per argument, each shaped like that argument."""
+    out, at = [], 0
+    for a in args:
+        td = tree_flatten(a)[1]
+        out.append(tree_unflatten(td, flat[at:at + td.num_leaves]))
+        at += td.num_leaves
     return out
 
 
 def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
-    """Like ``jax.value_and_grad``: returns ``(f(*args), df/d args[argnums])``; ``f`` must return a scalar."""
+    """Like ``jax.value_and_grad``: returns ``(f(*args), df/d args[argnums])``; ``f`` must return a scalar.
+
+    An argument may be a pytree (nested tuples, lists, dicts of arrays); its gradient has its structure.
+    """
     fname = getattr(f, "__name__", "f")
 
     def vg(*args):
-        args = [np.asarray(a, dtype=np.float32) if isinstance(a, (int, float)) and not isinstance(a, bool) else a
-                for a in args]
-        g = decompose(trace(f, *_avals(args, fname)))
+        nums = _check_argnums(argnums, len(args), fname)
+        args = [tree_map(_as_array, a) for a in args]
+        g = decompose(trace(f, *_specs(args, f, "grad")))
         if len(g.outputs) != 1 or g.outputs[0].aval.shape != ():
             raise TypeError(f"grad({fname}) needs a function with one scalar output; it returned "
                             f"{', '.join(a.short() for a in g.out_avals)}")
@@ -220,10 +262,11 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
             raise TypeError(f"grad({fname}): the output dtype {g.outputs[0].aval.dtype} is not a float")
         # the seed cotangent: inside a trace a graph constant (so broadcasts of it stay small), else NumPy
         one = lnp.asarray(np.asarray(1.0, dtype=numpy_dtype(g.outputs[0].aval.dtype)), g.outputs[0].aval.dtype)
-        value, grads = vjp_graph(g, args, one)
+        value, flat = vjp_graph(g, tree_flatten(tuple(args))[0], one)
+        grads = _split(flat, args)
         if isinstance(argnums, int):
-            return value, grads[argnums]
-        return value, tuple(grads[i] for i in argnums)
+            return value, grads[nums[0]]
+        return value, tuple(grads[i] for i in nums)
 
     vg.__name__ = f"value_and_grad_{fname}"
     _keep_signature(vg, f)
@@ -231,7 +274,10 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
 
 
 def grad(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
-    """A traceable function computing the gradient of scalar-valued ``f`` w.r.t. ``args[argnums]``."""
+    """A traceable function computing the gradient of scalar-valued ``f`` w.r.t. ``args[argnums]``.
+
+    Gradients have the structure of their arguments (a dict of parameters gives a dict of gradients).
+    """
     vg = value_and_grad(f, argnums)
 
     def gf(*args):
@@ -251,10 +297,25 @@ def _keep_signature(wrapper, f) -> None:
 
 
 def vjp(f: Callable, *args) -> tuple[Any, Callable]:
-    """``(f(*args), pullback)`` where ``pullback(cotangent)`` returns one cotangent per argument."""
-    g = decompose(trace(f, *_avals(args, getattr(f, "__name__", "f"))))
+    """``(f(*args), pullback)``; ``pullback(ct)`` returns one cotangent per argument, shaped like it.
+
+    ``f`` may return a pytree of arrays; ``ct`` then has the same structure.
+    """
+    fname = getattr(f, "__name__", "f")
+    args = [tree_map(_as_array, a) for a in args]
+    g = decompose(trace(f, *_specs(args, f, "vjp")))
+    flat_args = tree_flatten(tuple(args))[0]
+    outs = inline(g, *flat_args)
+    primal = tree_unflatten(g.out_tree, outs if len(g.outputs) != 1 else (outs,))
 
     def pullback(ct):
-        return tuple(vjp_graph(g, args, ct)[1])
+        cts, tree = tree_flatten(ct)
+        if tree != g.out_tree:
+            raise ValueError(f"vjp({fname}): the cotangent has structure {tree}, but {fname} returned {g.out_tree}")
+        for i, (c, a) in enumerate(zip(cts, g.out_avals)):
+            if tuple(lnp._shape(c)) != a.shape:
+                raise ValueError(f"vjp({fname}): cotangent {i} has shape {tuple(lnp._shape(c))}, the output is {a.short()}")
+        flat = vjp_graph(g, flat_args, cts if len(cts) != 1 else cts[0])[1]
+        return tuple(_split(flat, args))
 
-    return vjp_graph(g, args, np.zeros(g.outputs[0].aval.shape, numpy_dtype(g.outputs[0].aval.dtype)))[0], pullback
+    return primal, pullback
