@@ -49,7 +49,7 @@ from .compiler.lower import lower
 from .compiler.pipeline import PlanLostError, compile
 from .compiler.program import Program
 from .machines import roofline as cost
-from .machines.events import Event, Trace
+from .machines.events import HOST_CHIP, Direction, Event, EventKind, Trace, UnitId, UnitKind
 from .machines.roofline import (Bound, KernelCost, OutOfMemory, OutOfMemoryError, ProgramCost, estimate,
                                 kernel_cost, memory_check)
 from .machines.runtime import RunResult, simulate
@@ -74,5 +74,5 @@ __all__ = [
     "Chip", "ChipKind", "Link", "Unit", "hardware", "ops", "dtypes", "numpy", "nn",
     "estimate", "kernel_cost", "KernelCost", "ProgramCost", "Bound", "OutOfMemory", "OutOfMemoryError",
     "memory_check", "passes", "assign_buffers", "llm", "counting", "parity",
-    "simulate", "RunResult", "Event", "Trace", "Table",
+    "simulate", "RunResult", "Event", "EventKind", "Trace", "UnitId", "UnitKind", "Direction", "HOST_CHIP", "Table",
 ]

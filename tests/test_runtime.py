@@ -11,6 +11,7 @@ import labsim as ls
 import labsim.nn as lnn
 import labsim.numpy as lnp
 from labsim.hardware import PRESETS
+from labsim import Direction, EventKind, UnitKind
 from labsim.machines.runtime import D2H, H2D, HOST, STREAM
 
 S = ls.ShapeDtype
@@ -39,22 +40,24 @@ def check_rules(prog, chip_name, result, *, copy_inputs=True, host_api_time=1e-6
     check_no_overlap(tr)
     names = prog.graph.names()
     kernels = tr.on(STREAM)
-    launches = [e for e in tr.on(HOST) if e.name.startswith("launch ")]
+    launches = [e for e in tr.on(HOST) if e.kind is EventKind.LAUNCH]
     assert [e.name for e in kernels] == [k.name for k in prog.kernels]
-    assert [e.name for e in launches] == [f"launch {k.name}" for k in prog.kernels]
+    assert [e.name for e in launches] == [k.name for k in prog.kernels]
     cost = ls.estimate(prog, chip_name)
-    copies_in = {e.name.split(" (")[0]: e for e in tr.on(H2D)}
+    copies_in = {e.name: e for e in tr.on(H2D)}
     if copy_inputs:
         assert len(copies_in) == len(prog.graph.inputs)
         for v in prog.graph.inputs:
             e = copies_in[names[id(v)]]
+            assert e.kind is EventKind.COPY and e.nbytes == v.aval.nbytes
             assert e.duration == pytest.approx(chip.host_link.latency + v.aval.nbytes / chip.host_link.bandwidth,
                                                rel=1e-9)
     else:
         assert not copies_in
     ends: dict[int, float] = {}
     for k, e, launch, kc in zip(prog.kernels, kernels, launches, cost.kernels):
-        assert e.kind == "kernel"
+        assert e.kind is EventKind.KERNEL
+        assert (e.flops, e.nbytes) == (kc.flops, kc.bytes)
         assert e.duration == pytest.approx(kc.time, rel=1e-9)
         assert e.start >= launch.end + chip.launch_overhead - EPS  # no earlier than overhead after enqueue
         for v in k.inputs:
@@ -67,13 +70,14 @@ def check_rules(prog, chip_name, result, *, copy_inputs=True, host_api_time=1e-6
     backs = tr.on(D2H)
     assert len(backs) == len(prog.graph.outputs)
     for o, e in zip(prog.graph.outputs, backs):
+        assert e.kind is EventKind.COPY and e.nbytes == o.aval.nbytes
         assert e.duration == pytest.approx(chip.host_link.latency + o.aval.nbytes / chip.host_link.bandwidth, rel=1e-9)
         assert e.start >= kernels[-1].end - EPS
     assert result.time == pytest.approx(max(e.end for e in backs), rel=1e-12)
     assert result.time == pytest.approx(tr.end, rel=1e-12)
     assert result.kernel_time == pytest.approx(sum(kc.time for kc in cost.kernels), rel=1e-9)
     for e in tr.on(HOST):
-        if e.kind == "api":
+        if e.kind in (EventKind.API, EventKind.LAUNCH):
             assert e.duration == pytest.approx(host_api_time)
 
 
@@ -100,8 +104,11 @@ def test_copy_duration_includes_latency():
     slow = dataclasses.replace(chip, host_link=dataclasses.replace(chip.host_link, latency=10e-6))
     prog = ls.compile(ls.trace(lambda x: x * 2.0, S((1000,))))
     res = ls.simulate(prog, slow)
-    for e in res.trace.of_kind("copy"):
-        assert e.duration == pytest.approx(10e-6 + 4000 / chip.host_link.bandwidth)
+    copies = res.trace.of_kind(EventKind.COPY)
+    assert len(copies) == 2  # one in, one back
+    for e in copies:
+        assert e.nbytes == 4000
+        assert e.duration == pytest.approx(10e-6 + e.nbytes / chip.host_link.bandwidth)
 
 
 def test_without_input_copies_the_first_kernel_starts_after_one_api_call_and_the_launch_overhead():
@@ -133,10 +140,13 @@ def test_kernels_run_in_order_on_one_stream():
 def test_copies_are_serialised_on_one_copy_engine_and_follow_their_enqueue():
     prog = mlp_program()
     tr = ls.simulate(prog, "H100 SXM").trace
-    enq = [e for e in tr.on(HOST) if e.name.startswith("enqueue copy ") and "back" not in e.name]
+    names = prog.graph.names()
+    inputs = {names[id(v)] for v in prog.graph.inputs}
+    enq = [e for e in tr.on(HOST) if e.kind is EventKind.API and e.name in inputs]
     copies = tr.on(H2D)
     assert len(enq) == len(copies) == 4
     for q, c in zip(enq, copies):
+        assert q.name == c.name and q.nbytes == c.nbytes
         assert c.start >= q.end - EPS
 
 
@@ -146,9 +156,19 @@ def test_chrome_trace_export():
     data = json.loads(tr.to_chrome_json())
     evs = [e for e in data["traceEvents"] if e["ph"] == "X"]
     assert len(evs) == len(tr.events)
-    assert {m["args"]["name"] for m in data["traceEvents"] if m["ph"] == "M"} == set(tr.units)
+    threads = {(m["pid"], m["tid"]): m["args"]["name"] for m in data["traceEvents"] if m["name"] == "thread_name"}
+    assert sorted(threads.values()) == sorted(u.label for u in tr.units)
+    procs = {m["pid"]: m["args"]["name"] for m in data["traceEvents"] if m["name"] == "process_name"}
+    assert procs == {0: "host", 1: f"chip 0: {PRESETS['H100 SXM'].name}"}
 
 
-def test_event_rejects_negative_duration():
-    with pytest.raises(ValueError, match="ends"):
-        ls.Event("u", "e", 2.0, 1.0)
+def test_the_runtime_records_typed_units():
+    tr = ls.simulate(mlp_program(), "H100 SXM").trace
+    assert tr.units == (HOST, H2D, STREAM, D2H)
+    assert tr.units_of(UnitKind.HOST_THREAD) == (HOST,) and HOST.chip == ls.HOST_CHIP
+    assert tr.units_of(UnitKind.COPY_ENGINE, chip=0) == (H2D, D2H)
+    assert tr.units_of(UnitKind.COPY_ENGINE, direction=Direction.D2H) == (D2H,)
+    assert tr.units_of(UnitKind.STREAM) == (STREAM,) and STREAM.chip == 0
+    assert tr.chips == (ls.HOST_CHIP, 0) and tr.chip_names == (PRESETS["H100 SXM"].name,)
+    assert {e.unit.kind for e in tr.of_kind(EventKind.KERNEL)} == {UnitKind.STREAM}
+    assert tr.of_kind("copy") == tr.of_kind(EventKind.COPY)  # the kind's value is accepted too

@@ -78,22 +78,38 @@ def test_timeline_has_one_bar_per_event(graph, eager):
     fig = lv.timeline(tr, title="one call")
     bs = bars(fig)
     assert sum(len(b.x) for b in bs) == len(tr.events)
-    assert {b.name for b in bs} == {e.kind for e in tr.events}  # one legend entry per kind
+    assert {b.name for b in bs} == {e.kind.value for e in tr.events}  # one legend entry per kind
     # the bars sit where the events are (µs for a trace this short)
     scale = 1e6
     got = sorted((y, round(base, 9), round(w, 9)) for b in bs for y, base, w in zip(b.y, b.base, b.x))
-    want = sorted((e.unit, round(e.start * scale, 9), round(e.duration * scale, 9)) for e in tr.events)
+    want = sorted((e.unit.label, round(e.start * scale, 9), round(e.duration * scale, 9)) for e in tr.events)
     assert got == want
-    assert list(fig.layout.yaxis.categoryarray) == list(tr.units)[::-1]
+    assert list(fig.layout.yaxis.categoryarray) == [u.label for u in tr.units][::-1]
     assert "µs" in fig.layout.xaxis.title.text
 
 
 def test_timeline_of_a_hand_made_trace():
-    tr = ls.Trace((ls.Event("a", "x", 0.0, 2.0, "kernel"), ls.Event("b", "y", 1.0, 3.0, "copy"),
-                   ls.Event("a", "z", 2.0, 2.5, "kernel")))
+    a, b = ls.UnitId(0, ls.UnitKind.SM, 3), ls.UnitId(0, ls.UnitKind.COPY_ENGINE, 0, ls.Direction.H2D)
+    K, C = ls.EventKind.KERNEL, ls.EventKind.COPY
+    tr = ls.Trace((ls.Event(a, "x", 0.0, 2.0, K), ls.Event(b, "y", 1.0, 3.0, C), ls.Event(a, "z", 2.0, 2.5, K)))
     fig = lv.timeline(tr)
     assert sum(len(b.x) for b in bars(fig)) == 3
+    assert sorted(y for bar in bars(fig) for y in bar.y) == sorted([a.label, a.label, b.label])
     assert fig.layout.xaxis.title.text == "time (s)"
+
+
+def test_timeline_rows_of_two_chips_stay_apart():
+    # the same unit on two chips has the same label; the rows must not merge
+    sm0, sm1 = ls.UnitId(0, ls.UnitKind.SM, 0), ls.UnitId(1, ls.UnitKind.SM, 0)
+    host = ls.UnitId(ls.HOST_CHIP, ls.UnitKind.HOST_THREAD)
+    K = ls.EventKind.KERNEL
+    tr = ls.Trace((ls.Event(host, "launch", 0.0, 1.0, ls.EventKind.LAUNCH), ls.Event(sm0, "k", 1.0, 2.0, K),
+                   ls.Event(sm1, "k", 1.5, 3.0, K)))
+    fig = lv.timeline(tr)
+    rows = list(fig.layout.yaxis.categoryarray)
+    assert len(set(rows)) == len(tr.units) == 3
+    kernel_rows = [y for bar in bars(fig) if bar.name == "kernel" for y in bar.y]
+    assert len(set(kernel_rows)) == 2 and all(sm0.label in y for y in kernel_rows)
 
 
 # ----------------------------------------------------------------------------------------------

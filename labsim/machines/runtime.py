@@ -16,10 +16,14 @@ from dataclasses import dataclass
 
 from ..compiler.program import Program
 from ..hardware import Chip, get
-from .events import Event, Trace
+from .events import HOST_CHIP, Direction, Event, EventKind, Trace, UnitId, UnitKind
 from .roofline import OutOfMemoryError, ProgramCost, estimate
 
-HOST, H2D, STREAM, D2H = "host thread", "copy engine H→D", "stream (kernels)", "copy engine D→H"
+# the four units of one call: the host thread on the host, and on chip 0 its stream and one copy engine per direction
+HOST = UnitId(HOST_CHIP, UnitKind.HOST_THREAD)
+H2D = UnitId(0, UnitKind.COPY_ENGINE, 0, Direction.H2D)
+STREAM = UnitId(0, UnitKind.STREAM, 0)
+D2H = UnitId(0, UnitKind.COPY_ENGINE, 0, Direction.D2H)
 
 
 @dataclass(frozen=True)
@@ -30,11 +34,11 @@ class RunResult:
 
     @property
     def kernel_time(self) -> float:
-        return sum(e.duration for e in self.trace.of_kind("kernel"))
+        return sum(e.duration for e in self.trace.of_kind(EventKind.KERNEL))
 
     @property
     def copy_time(self) -> float:
-        return sum(e.duration for e in self.trace.of_kind("copy"))
+        return sum(e.duration for e in self.trace.of_kind(EventKind.COPY))
 
 
 def simulate(prog: Program, chip: Chip | str, *, copy_inputs: bool = True, copy_back: bool = True,
@@ -57,12 +61,13 @@ def simulate(prog: Program, chip: Chip | str, *, copy_inputs: bool = True, copy_
     for v in g.inputs:
         buf = prog.buffer(v)
         if copy_inputs:
-            ev.append(Event(HOST, f"enqueue copy {names[id(v)]}", t_host, t_host + host_api_time, "api"))
+            ev.append(Event(HOST, names[id(v)], t_host, t_host + host_api_time, EventKind.API,
+                            "enqueue copy to device", nbytes=v.aval.nbytes))
             t_host += host_api_time
             start = max(t_host, t_h2d)
             t_h2d = start + chip.host_link.transfer_time(v.aval.nbytes)
-            ev.append(Event(H2D, f"{names[id(v)]} ({v.aval.nbytes:,} B)", start, t_h2d, "copy",
-                            f"{chip.host_link.name}"))
+            ev.append(Event(H2D, names[id(v)], start, t_h2d, EventKind.COPY,
+                            f"{v.aval.nbytes:,} B over {chip.host_link.name}", nbytes=v.aval.nbytes))
             ready[id(buf)] = t_h2d
         else:
             ready[id(buf)] = 0.0
@@ -70,29 +75,33 @@ def simulate(prog: Program, chip: Chip | str, *, copy_inputs: bool = True, copy_
         ready[id(c)] = 0.0  # uploaded with the program, before the call
     t_stream = 0.0
     for k, kc in zip(prog.kernels, cost.kernels):
-        ev.append(Event(HOST, f"launch {k.name}", t_host, t_host + host_api_time, "api"))
+        ev.append(Event(HOST, k.name, t_host, t_host + host_api_time, EventKind.LAUNCH, "launch"))
         t_host += host_api_time
         deps = max((ready.get(id(v), 0.0) for v in k.inputs), default=0.0)
         start = max(t_host + chip.launch_overhead, t_stream, deps)
         end = start + kc.time
-        ev.append(Event(STREAM, k.name, start, end, "kernel",
-                        f"{kc.flops:,} FLOPs, {kc.bytes:,} B, {kc.bound.value}-bound"))
+        ev.append(Event(STREAM, k.name, start, end, EventKind.KERNEL,
+                        f"{kc.flops:,} FLOPs, {kc.bytes:,} B, {kc.bound.value}-bound",
+                        nbytes=kc.bytes, flops=kc.flops))
         t_stream = end
         for o in k.outputs:
             ready[id(o)] = end
     done = t_stream
     t_d2h = 0.0
-    for o in g.outputs:
+    for i, o in enumerate(g.outputs):
         buf = prog.buffer(o)
         if copy_back:
-            ev.append(Event(HOST, "enqueue copy back", t_host, t_host + host_api_time, "api"))
+            name = names.get(id(o), f"output {i}")
+            ev.append(Event(HOST, name, t_host, t_host + host_api_time, EventKind.API,
+                            "enqueue copy to host", nbytes=o.aval.nbytes))
             t_host += host_api_time
             start = max(t_host, ready.get(id(buf), 0.0), t_d2h)
             t_d2h = start + chip.host_link.transfer_time(o.aval.nbytes)
-            ev.append(Event(D2H, f"result ({o.aval.nbytes:,} B)", start, t_d2h, "copy", chip.host_link.name))
+            ev.append(Event(D2H, name, start, t_d2h, EventKind.COPY,
+                            f"{o.aval.nbytes:,} B over {chip.host_link.name}", nbytes=o.aval.nbytes))
             done = max(done, t_d2h)
     if done > t_host:
-        ev.append(Event(HOST, "wait (block_until_ready)", t_host, done, "wait"))
+        ev.append(Event(HOST, "block_until_ready", t_host, done, EventKind.WAIT, "wait for the device"))
     units = tuple(u for u in (HOST, H2D, STREAM, D2H) if any(e.unit == u for e in ev))
-    trace = Trace(tuple(ev), units)
+    trace = Trace(tuple(ev), units, chip_names=(chip.name,))
     return RunResult(trace=trace, cost=cost, time=max(done, t_host))

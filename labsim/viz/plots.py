@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..machines.events import Trace
+from ..machines.events import Trace, UnitId
 from .palette import KIND_COLORS, SEQUENCE
 
 
@@ -31,28 +31,37 @@ def _time_unit(seconds: float) -> tuple[float, str]:
     return 1e6, "µs"
 
 
+def _row_labels(trace: Trace) -> dict[UnitId, str]:
+    """Each unit's y-axis label: its ``label``, prefixed with its chip when labels repeat across chips."""
+    labels = {u: u.label for u in trace.units}
+    if len(set(labels.values())) < len(labels):
+        labels = {u: f"{'host' if u.on_host else f'chip {u.chip}'} · {u.label}" for u in trace.units}
+    return labels
+
+
 def timeline(trace: Trace, *, title: str | None = None, height: int | None = None, max_time: float | None = None):
-    """A Gantt chart of ``trace``: one row per unit, one bar per event, coloured by event kind."""
+    """A Gantt chart of ``trace``: one row per unit (in ``trace.units`` order), one bar per event, coloured by kind."""
     import plotly.graph_objects as go
 
     scale, unit = _time_unit(max_time if max_time is not None else trace.duration or 1e-6)
+    rows = _row_labels(trace)
     fig = go.Figure()
     kinds = []
     for e in trace.events:
         if e.kind not in kinds:
             kinds.append(e.kind)
     for kind in kinds:
-        evs = [e for e in trace.events if e.kind == kind]
+        evs = [e for e in trace.events if e.kind is kind]
         fig.add_trace(go.Bar(
-            y=[e.unit for e in evs], x=[max(e.duration * scale, 0) for e in evs], base=[e.start * scale for e in evs],
-            orientation="h", name=kind, marker=dict(color=KIND_COLORS.get(kind, "#999999"),
-                                                    line=dict(color="#333333", width=0.5)),
+            y=[rows[e.unit] for e in evs], x=[max(e.duration * scale, 0) for e in evs],
+            base=[e.start * scale for e in evs], orientation="h", name=kind.value,
+            marker=dict(color=KIND_COLORS.get(kind.value, "#999999"), line=dict(color="#333333", width=0.5)),
             customdata=[[e.name, e.detail, e.duration * scale] for e in evs],
-            hovertemplate="%{customdata[0]}<br>%{base:.3g}–%{x:.3g} " + unit +
+            hovertemplate=kind.value + ": %{customdata[0]}<br>%{base:.3g}–%{x:.3g} " + unit +
                           " (%{customdata[2]:.3g} " + unit + ")<br>%{customdata[1]}<extra></extra>",
         ))
     fig.update_layout(barmode="overlay", bargap=0.35)
-    fig.update_yaxes(categoryorder="array", categoryarray=list(trace.units)[::-1], title=None)
+    fig.update_yaxes(categoryorder="array", categoryarray=[rows[u] for u in trace.units][::-1], title=None)
     fig.update_xaxes(title=f"time ({unit})", rangemode="tozero")
     if max_time is not None:
         fig.update_xaxes(range=[0, max_time * scale])
