@@ -18,6 +18,11 @@ class ShapeError(ValueError):
     """Operands whose shapes do not fit the op. The message names the op and the shapes."""
 
 
+class IndexingError(ShapeError, IndexError):
+    """An index labsim cannot apply (out of bounds, a boolean, an integer array). It is also an
+    ``IndexError``, so code written for NumPy catches it."""
+
+
 class TraceError(TypeError):
     """A value that cannot be traced, or a traced value used where a concrete one is needed."""
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .dtypes import numpy_dtype
+from .dtypes import int_range, numpy_dtype
 from .avals import ShapeError, TraceError
 from .ir import Graph
 from .pytree import tree_flatten
@@ -31,6 +31,11 @@ def _coerce(g: Graph, i: int, x: Any) -> np.ndarray:
     if not np.can_cast(arr.dtype, target, casting="same_kind"):
         raise TraceError(f"evaluate: argument {i} ({name}) has dtype {arr.dtype}, which does not convert safely "
                          f"to the graph's {v.aval.dtype}")
+    if target.kind in "iu" and arr.dtype.kind in "iu" and arr.size and not np.can_cast(arr.dtype, target):
+        lo, hi = int_range(v.aval.dtype)
+        if arr.min() < lo or arr.max() > hi:  # a value would wrap around
+            raise TraceError(f"evaluate: argument {i} ({name}) holds values from {arr.min()} to {arr.max()}, outside "
+                             f"the range of the graph's {v.aval.dtype} ({lo}..{hi})")
     return arr.astype(target, copy=False)
 
 

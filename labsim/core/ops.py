@@ -55,6 +55,7 @@ class Op(str, enum.Enum):
     RSQRT = "rsqrt"
     LOGISTIC = "logistic"
     ERF = "erf"
+    FLOOR = "floor"
     INTEGER_POW = "integer_pow"
     CONVERT = "convert"
     IOTA = "iota"
@@ -91,7 +92,7 @@ class OpKind(enum.Enum):
 
 # Category sets (as tinygrad's GroupOp): the one place that says which op belongs to which family.
 UNARY = frozenset({Op.NEGATE, Op.ABS, Op.EXP, Op.LOG, Op.TANH, Op.SQRT, Op.RSQRT, Op.LOGISTIC, Op.ERF,
-                   Op.INTEGER_POW, Op.CONVERT})
+                   Op.FLOOR, Op.INTEGER_POW, Op.CONVERT})
 BINARY = frozenset({Op.ADD, Op.SUBTRACT, Op.MULTIPLY, Op.DIVIDE, Op.MAXIMUM, Op.MINIMUM, Op.POWER, Op.COMPARE})
 ELEMENTWISE = UNARY | BINARY | {Op.SELECT, Op.IOTA}
 TRANSCENDENTAL = frozenset({Op.EXP, Op.LOG, Op.TANH, Op.SQRT, Op.RSQRT, Op.LOGISTIC, Op.ERF, Op.POWER})
@@ -104,7 +105,7 @@ COMPOSITE = frozenset({Op.MEAN, Op.SOFTMAX, Op.GELU, Op.LAYER_NORM})
 PRIMITIVE = frozenset(Op) - COMPOSITE
 # Cheap enough that fusion may compute them again in a second kernel instead of writing their result to
 # memory and reading it back (XLA duplicates such producers too; exp, divide, dots are never duplicated).
-DUPLICABLE = frozenset({Op.ADD, Op.SUBTRACT, Op.MULTIPLY, Op.MAXIMUM, Op.MINIMUM, Op.NEGATE, Op.ABS, Op.COMPARE,
+DUPLICABLE = frozenset({Op.ADD, Op.SUBTRACT, Op.MULTIPLY, Op.MAXIMUM, Op.MINIMUM, Op.NEGATE, Op.ABS, Op.FLOOR, Op.COMPARE,
                         Op.SELECT, Op.CONVERT, Op.INTEGER_POW, Op.BROADCAST, Op.RESHAPE, Op.TRANSPOSE, Op.SLICE,
                         Op.IOTA, Op.UPDATE_SLICE})
 # Need no kernel: a constant is uploaded with the program; a row-major reshape is a bitcast (same bytes).
@@ -289,6 +290,7 @@ _UNARY = {
     Op.SQRT: (np.sqrt, "sqrt.rn"),
     Op.RSQRT: (lambda x: 1.0 / np.sqrt(x), "rsqrt.approx"),
     Op.LOGISTIC: (lambda x: 1.0 / (1.0 + np.exp(-x)), "ex2.approx"),
+    Op.FLOOR: (np.floor, "cvt.rmi"),  # round toward minus infinity
 }
 _HLO_UNARY = {Op.EXP: "exponential"}
 

@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import ops
-from .dtypes import DtypeError, canonical_dtype, is_float, numpy_dtype
+from .dtypes import DtypeError, canonical_dtype, check_int_fits, is_float, numpy_dtype
 from .avals import ShapeDtype, ShapeError, TraceError
 from .ir import ArrayValue, Atom, Graph, Literal, Node, Var, freeze_attrs
 from .pytree import TreeDef, leaf_names, tree_flatten, tree_unflatten
@@ -133,7 +133,9 @@ def _literal(value, like_dtype: str | None) -> Literal:
         return Literal(bool(value), ShapeDtype((), "bool"))
     if isinstance(value, numbers.Integral):
         dt = like_dtype if like_dtype and like_dtype != "bool" else "int32"
-        return Literal(int(value) if not is_float(dt) else float(value), ShapeDtype((), dt))
+        if is_float(dt):
+            return Literal(float(value), ShapeDtype((), dt))
+        return Literal(check_int_fits(value, dt, "a weakly typed Python int"), ShapeDtype((), dt))
     if isinstance(value, numbers.Real):
         dt = like_dtype if like_dtype and is_float(like_dtype) else "float32"
         return Literal(float(value), ShapeDtype((), dt))

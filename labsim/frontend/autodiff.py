@@ -131,6 +131,7 @@ _VJP_RULES: dict[str, Callable[..., tuple]] = {
     "sqrt": lambda c, n, x, out: (c * 0.5 / out,),
     "rsqrt": lambda c, n, x, out: (c * -0.5 * out / x,),
     "logistic": lambda c, n, x, out: (c * out * (1.0 - out),),
+    "floor": lambda c, n, x, out: (c * 0.0,),  # piecewise constant: zero almost everywhere, as in JAX
     "erf": lambda c, n, x, out: (c * (2.0 / math.sqrt(math.pi)) * lnp.exp(-(x * x)),),
     "integer_pow": lambda c, n, x, out: (_integer_pow_vjp(c, n.attr("y"), x),),
     "power": lambda c, n, x, y, out: (c * y * lnp.power(x, y - 1.0), c * lnp.log(x) * out),

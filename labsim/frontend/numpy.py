@@ -11,12 +11,14 @@ from __future__ import annotations
 import builtins
 import math
 import numbers
+import operator
 from typing import Any, Sequence
 
 import numpy as _np
 
-from ..core.avals import ShapeDtype, ShapeError, TraceError
-from ..core.dtypes import canonical_dtype, is_float, result_dtype
+from ..core.avals import IndexingError, ShapeDtype, ShapeError, TraceError
+from ..core.dtypes import (DtypeError, accumulation_dtype, canonical_dtype, int_range, is_float, is_integer, numpy_dtype,
+                           result_dtype, weak_dtype)
 from ..core.ir import ArrayValue
 from ..core.ops import Op
 from ..core.trace import Tracer, bind, current_trace, is_arraylike, register_composite
@@ -62,9 +64,19 @@ def _check(op: str, *xs) -> None:
             raise TraceError(f"{op}: cannot use {type(x).__name__} {x!r:.40} as an array")
 
 
+def _index(value, what: str, op: str) -> int:
+    """An integer argument (an axis, a size, an exponent): ints only, never truncated."""
+    if isinstance(value, (bool, _np.bool_)):
+        raise TypeError(f"{op}: {what} must be an integer, got the bool {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{op}: {what} must be an integer, got {type(value).__name__} {value!r:.40}") from None
+
+
 def _norm_axis(axis: int, ndim: int, op: str) -> int:
-    a = int(axis)
-    if not -ndim <= a < builtins.max(ndim, 1):
+    a = _index(axis, "axis", op)
+    if not -ndim <= a < builtins.max(ndim, 1) or (ndim == 0 and a != 0):
         raise ShapeError(f"{op}: axis {axis} is out of range for an array of rank {ndim}")
     return a % builtins.max(ndim, 1)
 
@@ -73,26 +85,47 @@ def _norm_axes(axis, ndim: int, op: str) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(ndim))
     if isinstance(axis, (tuple, list)):
-        return tuple(sorted(_norm_axis(a, ndim, op) for a in axis))
+        axes = [_norm_axis(a, ndim, op) for a in axis]
+        if len(set(axes)) != len(axes):
+            raise ShapeError(f"{op}: repeated axis in {tuple(axis)} (for an array of rank {ndim})")
+        return tuple(sorted(axes))
     return (_norm_axis(axis, ndim, op),)
+
+
+def _sizes(shape, op: str) -> tuple[int, ...]:
+    """A shape argument: an int or a sequence of non-negative ints (never truncated)."""
+    if isinstance(shape, (numbers.Integral, _np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    if not isinstance(shape, (tuple, list)):
+        raise TypeError(f"{op}: a shape must be an int or a tuple of ints, got {type(shape).__name__} {shape!r:.40}")
+    out = tuple(_index(d, f"size {d!r} in shape {tuple(shape)}", op) for d in shape)
+    return out
 
 
 def asarray(x, dtype=None):
     """An array from a list, scalar, NumPy array or traced value (constants become IR constants)."""
     if isinstance(x, Tracer):
         return x if dtype is None else astype(x, dtype)
-    arr = _np.asarray(x)
-    if dtype is not None:
-        arr = arr.astype(_np.dtype("float32") if canonical_dtype(dtype) == "bfloat16" else canonical_dtype(dtype))
-    elif arr.dtype == _np.float64:
-        arr = arr.astype(_np.float32)  # JAX's default (x64 off)
-    elif arr.dtype == _np.int64:
-        arr = arr.astype(_np.int32)
+    try:
+        arr = _np.asarray(x)
+    except (ValueError, OverflowError) as e:  # ragged lists, ints beyond 64 bits
+        raise TraceError(f"asarray: cannot make an array from {type(x).__name__} {x!r:.60}: {e}") from None
+    if arr.dtype == object or arr.dtype.kind in "USV":
+        raise TraceError(f"asarray: {type(x).__name__} {x!r:.60} is not numeric (dtype {arr.dtype})")
+    target = canonical_dtype(dtype) if dtype is not None else \
+        {"float64": "float32", "int64": "int32", "uint64": "int32"}.get(arr.dtype.name)  # JAX's defaults, x64 off
+    if target is not None:
+        if is_integer(target) and arr.dtype.kind in "iub" and arr.size:
+            lo, hi = int_range(target)
+            if arr.min() < lo or arr.max() > hi:
+                raise DtypeError(f"asarray: values from {arr.min()} to {arr.max()} do not fit in {target} "
+                                 f"(range {lo}..{hi}); labsim does not wrap them silently")
+        arr = arr.astype(numpy_dtype(target))
     ctx = current_trace()
     if ctx is not None and arr.dtype != object:
         # inside a trace, a created array is a constant *in the graph* (as jnp under jit), so the
         # compiler sees it and constant folding can compute what depends only on it
-        dt = canonical_dtype(dtype) if dtype is not None else canonical_dtype(arr.dtype)
+        dt = target or canonical_dtype(arr.dtype)
         return Tracer(ctx, ctx.emit(Op.CONSTANT, (), {"value": ArrayValue(arr), "dtype": dt}))
     return arr
 
@@ -120,13 +153,15 @@ def _promote(op: str, *xs):
 
 def broadcast_to(x, shape: Sequence[int]):
     _check("broadcast_to", x)
-    shape = tuple(int(d) for d in shape)
+    shape = _sizes(shape, "broadcast_to")
     xs = _shape(x)
     if xs == shape:
         return x
     if len(xs) > len(shape) or any(a not in (1, b) for a, b in zip(xs[::-1], shape[::-1])):
         raise ShapeError(f"broadcast_to: cannot broadcast shape {xs} to {shape}")
-    if not isinstance(x, (Tracer, _np.ndarray)):
+    if not isinstance(x, Tracer) and (current_trace() is not None or not isinstance(x, _np.ndarray)):
+        # inside a trace a NumPy array becomes a constant of its own size, then a broadcast node: the
+        # graph never holds the broadcast copy (a causal mask stays S×S, not batch×heads×S×S)
         x = asarray(x)
     dims = tuple(range(len(shape) - len(xs), len(shape)))
     return bind("broadcast", x, shape=shape, broadcast_dimensions=dims)
@@ -167,14 +202,35 @@ true_divide = divide
 
 
 def floor_divide(x, y):
-    if (_dtype(x) and is_float(_dtype(x))) or (_dtype(y) and is_float(_dtype(y))):
-        raise TraceError("floor_divide: labsim supports // on integer arrays only")
+    """``x // y``: floors, as NumPy does. Integers divide exactly; otherwise ``floor(x / y)`` in float."""
+    _check("floor_divide", x, y)
+    floats = [d for d in (_dtype(x), _dtype(y)) if d is not None and is_float(d)]
+    if floats or isinstance(x, float) or isinstance(y, float):
+        return floor(_binary("divide", x, y))
+    if _dtype(x) is None and _dtype(y) is None:
+        x = asarray(x)
     return _binary("divide", x, y)
+
+
+def floor(x):
+    """Round toward minus infinity (``jnp.floor``); integers are returned as they are."""
+    _check("floor", x)
+    if _dtype(x) is None:
+        x = asarray(x)
+    if not is_float(_dtype(x)):
+        return x
+    return bind("floor", x)
 
 
 def power(x, y):
     if isinstance(y, numbers.Integral) and not isinstance(y, bool):
         _check("power", x)
+        dx = _dtype(x) or weak_dtype(x)
+        if int(y) < 0 and not is_float(dx):
+            raise ValueError(f"power: integers to negative integer powers are not allowed ({dx} ** {int(y)}), "
+                             "as in NumPy; convert to a float dtype first")
+        if _dtype(x) is None:
+            x = asarray(x)
         return bind("integer_pow", x, y=int(y))
     return _binary("power", x, y)
 
@@ -247,7 +303,12 @@ def _reduce(op: str, x, axis, keepdims: bool):
 
 
 def sum(x, axis=None, keepdims: bool = False):  # noqa: A001
-    return _reduce("reduce_sum", x, axis, keepdims)
+    """Sum over ``axis``; bool and integers narrower than 32 bits accumulate in int32, as in JAX."""
+    _check("sum", x)
+    if _dtype(x) is None:
+        x = asarray(x)
+    acc = accumulation_dtype(_dtype(x))
+    return _reduce("reduce_sum", astype(x, acc), axis, keepdims)
 
 
 def max(x, axis=None, keepdims: bool = False):  # noqa: A001
@@ -296,9 +357,9 @@ def reshape(x, newshape, order: str = "C"):
     _check("reshape", x)
     if order != "C":
         raise ValueError("reshape: only order='C' is supported")
-    if isinstance(newshape, numbers.Integral):
-        newshape = (newshape,)
-    newshape = [int(d) for d in newshape]
+    newshape = list(_sizes(newshape, "reshape"))
+    if any(d < -1 for d in newshape):
+        raise ShapeError(f"reshape: negative size in {tuple(newshape)} (only one -1, meaning 'the rest', is allowed)")
     size = math.prod(_shape(x))
     if newshape.count(-1) > 1:
         raise ShapeError(f"reshape: only one -1 allowed in {tuple(newshape)}")
@@ -355,16 +416,26 @@ def concatenate(arrays: Sequence[Any], axis: int = 0):
     return bind("concatenate", *arrays, dimension=_norm_axis(axis, nd, "concatenate"))
 
 
+def _refuse_arrays(idx: tuple) -> None:
+    for i in idx:
+        if isinstance(i, (_np.ndarray, list, Tracer)) and not (isinstance(i, _np.ndarray) and i.ndim == 0):
+            if isinstance(i, Tracer):
+                i._concrete("an index (labsim has no gather)")
+            raise IndexingError(f"an array or list as an index (advanced indexing, a gather) is not supported by "
+                                f"labsim; it supports ints, slices, None and ... (got {type(i).__name__})")
+
+
 def _getitem(x, idx):
     """Basic indexing: integers, slices with positive steps, None and Ellipsis."""
     if not isinstance(idx, tuple):
         idx = (idx,)
     shape = _shape(x)
+    _refuse_arrays(idx)
     if builtins.sum(1 for i in idx if i is Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis")
+        raise IndexingError("an index can only have a single ellipsis")
     n_real = builtins.sum(1 for i in idx if i is not None and i is not Ellipsis)
     if n_real > len(shape):
-        raise IndexError(f"too many indices ({n_real}) for an array of shape {shape}")
+        raise IndexingError(f"too many indices ({n_real}) for an array of shape {shape}")
     if Ellipsis in idx:
         k = idx.index(Ellipsis)
         idx = idx[:k] + (slice(None),) * (len(shape) - n_real) + idx[k + 1:]
@@ -379,20 +450,26 @@ def _getitem(x, idx):
         if isinstance(i, slice):
             s, e, st = i.indices(n)
             if st < 1:
-                raise IndexError("labsim supports only positive slice steps")
+                raise IndexingError("labsim supports only positive slice steps")
             e = builtins.max(e, s)
             start.append(s), limit.append(e), strides.append(st)
             final_shape.append(builtins.max(0, -(-(e - s) // st)))
+        elif isinstance(i, (bool, _np.bool_)):
+            raise IndexingError(f"x[{i!r}]: a boolean index is not supported by labsim (NumPy would read it as a "
+                                "mask and add an axis, not as the integer index 1 or 0); use an int or None")
         elif isinstance(i, numbers.Integral):
             j = int(i)
             if not -n <= j < n:
-                raise IndexError(f"index {j} is out of bounds for axis {dim} with size {n}")
+                raise IndexingError(f"index {j} is out of bounds for axis {dim} with size {n}")
             j %= n
             start.append(j), limit.append(j + 1), strides.append(1)
         elif isinstance(i, Tracer):
             i._concrete("an index (labsim has no gather)")
+        elif isinstance(i, (_np.ndarray, list)):
+            raise IndexingError(f"an array or list as an index (advanced indexing, a gather) is not supported by "
+                                f"labsim; it supports ints, slices, None and ... (got {type(i).__name__})")
         else:
-            raise IndexError(f"unsupported index {i!r}; labsim supports ints, slices, None and ...")
+            raise IndexingError(f"unsupported index {i!r}; labsim supports ints, slices, None and ...")
         dim += 1
     out = x
     if (tuple(start), tuple(limit), tuple(strides)) != ((0,) * len(shape), shape, (1,) * len(shape)):
@@ -407,28 +484,29 @@ def _region(x, idx):
     shape = _shape(x)
     if not isinstance(idx, tuple):
         idx = (idx,)
+    _refuse_arrays(idx)
     if builtins.sum(1 for i in idx if i is Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis")
+        raise IndexingError("an index can only have a single ellipsis")
     if Ellipsis in idx:
         k = idx.index(Ellipsis)
         idx = idx[:k] + (slice(None),) * (len(shape) - len(idx) + 1) + idx[k + 1:]
     if len(idx) > len(shape):
-        raise IndexError(f"too many indices ({len(idx)}) for an array of shape {shape}")
+        raise IndexingError(f"too many indices ({len(idx)}) for an array of shape {shape}")
     idx = idx + (slice(None),) * (len(shape) - len(idx))
     start, region, kept = [], [], []
     for d, (i, n) in enumerate(zip(idx, shape)):
         if isinstance(i, slice):
             s0, e, st = i.indices(n)
             if st != 1:
-                raise IndexError("x.at[...] supports slices with step 1 only")
+                raise IndexingError("x.at[...] supports slices with step 1 only")
             start.append(s0), region.append(builtins.max(e - s0, 0)), kept.append(builtins.max(e - s0, 0))
-        elif isinstance(i, numbers.Integral):
+        elif isinstance(i, numbers.Integral) and not isinstance(i, (bool, _np.bool_)):
             j = int(i)
             if not -n <= j < n:
-                raise IndexError(f"index {j} is out of bounds for axis {d} with size {n}")
+                raise IndexingError(f"index {j} is out of bounds for axis {d} with size {n}")
             start.append(j % n), region.append(1)
         else:
-            raise IndexError(f"x.at[...] supports ints, slices and ..., not {i!r}")
+            raise IndexingError(f"x.at[...] supports ints, slices and ..., not {i!r}")
     return tuple(start), tuple(region), tuple(kept)
 
 
@@ -441,6 +519,8 @@ class _IndexRef:
 
     def set(self, v):
         start, region, kept = _region(self.x, self.idx)
+        if isinstance(v, numbers.Integral) and is_integer(_dtype(self.x)):
+            v = asarray(v, _dtype(self.x))  # a Python int that does not fit is an error, not wrapped
         v = astype(v if isinstance(v, (Tracer, _np.ndarray)) else asarray(v), _dtype(self.x))
         try:
             v = broadcast_to(v, kept)
@@ -568,28 +648,40 @@ def outer(a, b):
 
 # ----------------------------------------------------------------------------------------------
 # array creation (constants in the graph)
+def _created(shape, op: str) -> tuple[int, ...]:
+    shape = _sizes(shape, op)
+    if any(d < 0 for d in shape):
+        raise ShapeError(f"{op}: negative size in shape {shape}")
+    return shape
+
+
 def zeros(shape, dtype="float32"):
-    return asarray(_np.zeros(shape), dtype)
+    return asarray(_np.zeros(_created(shape, "zeros")), dtype)
 
 
 def ones(shape, dtype="float32"):
-    return asarray(_np.ones(shape), dtype)
+    return asarray(_np.ones(_created(shape, "ones")), dtype)
 
 
 def full(shape, fill_value, dtype="float32"):
-    return asarray(_np.full(shape, fill_value), dtype)
+    return asarray(_np.full(_created(shape, "full"), fill_value), dtype)
 
 
 def zeros_like(x, dtype=None):
-    return broadcast_to(asarray(0, dtype or _dtype(x)), _shape(x))
+    """Zeros of ``x``'s shape and dtype (a Python scalar's own weak dtype: ``zeros_like(3.0)`` is float32)."""
+    _check("zeros_like", x)
+    return broadcast_to(asarray(0, dtype or _dtype(x) or weak_dtype(x)), _shape(x))
 
 
 def ones_like(x, dtype=None):
-    return broadcast_to(asarray(1, dtype or _dtype(x)), _shape(x))
+    _check("ones_like", x)
+    return broadcast_to(asarray(1, dtype or _dtype(x) or weak_dtype(x)), _shape(x))
 
 
 def arange(start, stop=None, step=1, dtype=None):
     """``jnp.arange``: a constant array. (XLA builds it from an ``iota`` op; labsim folds it at once.)"""
+    if step == 0:
+        raise ValueError("arange: step must not be 0")
     arr = _np.arange(start, stop, step) if stop is not None else _np.arange(start)
     return asarray(arr, dtype)
 
@@ -625,7 +717,7 @@ Tracer.at = property(lambda self: _IndexUpdateHelper(self))
 __all__ = [
     "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "power", "maximum", "minimum",
     "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "where",
-    "negative", "abs", "absolute", "exp", "log", "tanh", "sqrt", "rsqrt", "erf", "square",
+    "negative", "abs", "absolute", "exp", "log", "tanh", "sqrt", "rsqrt", "erf", "square", "floor",
     "sum", "max", "min", "amax", "amin", "mean",
     "dot", "matmul", "einsum", "outer",
     "reshape", "transpose", "swapaxes", "expand_dims", "squeeze", "broadcast_to", "concatenate",
