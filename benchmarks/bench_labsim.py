@@ -1,6 +1,6 @@
 """Benchmark labsim itself: how tracing and compiling scale, the interpreter, and live-figure latency.
 
-Run with ``make bench`` (or ``python benchmarks/bench_labsim.py``). Prints four tables:
+Run with ``make bench`` (or ``python benchmarks/bench_labsim.py``). Prints five tables:
 
 1. trace and compile time (default pipeline, and eager ``passes=[]``) for graphs of about 100, 1,000
    and 10,000 ops: an elementwise chain and a stack of MLP layers; the last row of each workload gives
@@ -8,6 +8,8 @@ Run with ``make bench`` (or ``python benchmarks/bench_labsim.py``). Prints four 
 1b. compile time of the LLaMA-3-70B decoder (``ls.llm.layer_fn``, one set of weights per layer,
    sequence 128) at 8 to 80 layers, and its growth exponent (target: 80 layers in at most 1 s,
    exponent at most 1.15);
+1c. the tanh residual chain at 40, 80, 120 and 400 steps (compile), and a LLaMA-3-8B block traced at
+   its full context of 8,192 tokens (trace time and peak traced memory);
 2. ``ls.evaluate`` on the DESIGN.md contract example (three 1024×1024 float32 inputs);
 3. ``Interactive.update`` (the callback a slider runs in JupyterLab) for a representative timeline and
    roofline figure built from ``ls.compile`` + ``ls.estimate`` + ``ls.simulate`` + ``labsim.viz``, at
@@ -149,6 +151,39 @@ def llm_scale(layers=(8, 16, 32, 64, 80), repeats: int = 5) -> list[list[str]]:
 
 
 # ----------------------------------------------------------------------------------------------
+# 1c. patterns that once blew up: a tanh residual chain, a block traced at its full context
+def tanh_chain(steps: int):
+    def f(x):
+        for _ in range(steps):
+            x = lnp.tanh(x) * 1.5 + x
+        return x
+
+    return f
+
+
+def blowups(steps=(40, 80, 120, 400)) -> list[list[str]]:
+    import tracemalloc
+
+    rows = []
+    for n in steps:
+        g = ls.trace(tanh_chain(n), S((256, 256)))
+        t, prog = timed(lambda: ls.compile(g), repeats=3)
+        rows.append([f"x = tanh(x)·1.5 + x, {n} steps", f"{len(g.nodes):,}", "", f"{t * 1e3:.1f}",
+                     f"{len(prog.kernels)} kernel(s)"])
+    cfg = ls.llm.PRESETS["LLaMA-3-8B"]
+    block = ls.llm.layer_fn(cfg, "block")
+    specs = (S((1, cfg.max_seq, cfg.d_model), "bfloat16"), *[s for _, s in ls.llm.param_specs(cfg, "block", "bfloat16")])
+    t, g = timed(lambda: ls.trace(block, *specs), repeats=2)
+    tracemalloc.start()
+    ls.trace(block, *specs)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    rows.append([f"LLaMA-3-8B block at {cfg.max_seq:,} tokens", f"{len(g.nodes):,}", f"{t * 1e3:.0f}", "",
+                 f"trace peak {peak / 2**20:.0f} MiB"])
+    return rows
+
+
+# ----------------------------------------------------------------------------------------------
 # 2. the interpreter on the contract example
 def contract_evaluate(repeats: int = 10) -> list[list[str]]:
     def f(x, y, z):
@@ -228,6 +263,8 @@ def main() -> None:
           scaling(sizes))
     table(f"1b. compile at LLM scale (ms; compile is the best of 5; target ≤ {LLM_TARGET_S * 1e3:.0f} ms at 80 layers)",
           ["workload", "traced ops", "trace", "compile", "kernels", ""], llm_scale())
+    table("1c. patterns that once blew up (ms; compile best of 3)", ["workload", "traced ops", "trace", "compile", ""],
+          blowups())
     table("2. reference interpreter (ms, median of 10)", ["case", "ls.evaluate", "plain NumPy"], contract_evaluate())
     table(f"3. Interactive.update latency (ms, 20 repeats; target p95 ≤ {TARGET_MS:.0f} ms)",
           ["figure", "n", "p50", "p95", ""], live_latency())
