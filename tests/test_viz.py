@@ -223,7 +223,7 @@ def test_static_face_of_a_plain_figure(monkeypatch):
 
 def test_static_face_refuses_too_many_frames(monkeypatch):
     monkeypatch.setenv("LABSIM_BOOK", "1")
-    fig = lv.interactive(lambda a, b: go.Figure(), controls={"a": list(range(20)), "b": list(range(20))}, alt="x")
+    fig = lv.interactive(lambda a, b: go.Figure(go.Bar(x=[a], y=[b])), controls={"a": list(range(20)), "b": list(range(20))}, alt="x")
     with pytest.raises(ValueError, match="400 combinations"):
         fig.to_html()
 
@@ -234,7 +234,7 @@ def test_static_face_reports_the_failing_combination(monkeypatch):
     def f(n):
         if n == 2:
             raise ZeroDivisionError("boom")
-        return go.Figure()
+        return go.Figure(go.Bar(x=[n], y=[n]))
 
     fig = lv.interactive(f, controls={"n": [1, 2]}, alt="x", defaults={"n": 1})
     with pytest.raises(RuntimeError, match=r"\{'n': 2\}.*boom"):

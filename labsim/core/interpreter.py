@@ -60,6 +60,11 @@ def evaluate(g: Graph, *args: Any):
     Returns one array, or a flat tuple when the graph has several outputs (whatever pytree the traced
     function returned: ``tree_unflatten(g.out_tree, outs)`` rebuilds it).
     """
+    if not isinstance(g, Graph):
+        if isinstance(getattr(g, "graph", None), Graph):  # a compiled Program (core does not import compiler)
+            raise TypeError(f"evaluate: expected a Graph (from ls.trace), got a {type(g).__name__}; "
+                            "evaluate the program's graph with ls.evaluate(prog.graph, ...)")
+        raise TypeError(f"evaluate: expected a Graph (from ls.trace), got {type(g).__name__} {g!r:.40}")
     args = _flat_args(g, args)
     if len(args) != len(g.inputs):
         sig = ", ".join(f"{n}: {v.aval.short()}" for n, v in zip(g.input_names or [f"p{i}" for i in range(len(g.inputs))], g.inputs))

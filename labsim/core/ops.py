@@ -401,6 +401,11 @@ def _reduce_shape(name):
     def rule(avals, p):
         (x,) = avals
         axes = _check_axes(name, x, p["axes"])
+        if name != Op.REDUCE_SUM:
+            empty = [a for a in axes if x.shape[a] == 0]
+            if empty:
+                raise ShapeError(f"{name}: axis {empty[0]} of {x.short()} is empty, and a {name[7:]} over no elements "
+                                 "has no value (NumPy raises too; a sum of nothing is 0)")
         return ShapeDtype(tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype)
     return rule
 

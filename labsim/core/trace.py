@@ -9,6 +9,7 @@ also works like NumPy outside a trace.
 from __future__ import annotations
 
 import inspect
+import math
 import re
 import numbers
 from typing import Any, Callable, Sequence
@@ -16,7 +17,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import ops
-from .dtypes import DtypeError, canonical_dtype, check_int_fits, is_float, numpy_dtype
+from .dtypes import DtypeError, canonical_dtype, is_float, numpy_dtype
 from .avals import ShapeDtype, ShapeError, TraceError
 from .ir import ArrayValue, Atom, Graph, Literal, Node, Var, freeze_attrs
 from .pytree import TreeDef, leaf_names, tree_flatten, tree_unflatten
@@ -127,15 +128,42 @@ class Tracer:
     # operators (``+``, ``@``, ``[]``, ...) are installed by the front end, ``labsim.frontend.numpy``
 
 
-def _literal(value, like_dtype: str | None) -> Literal:
+def _check_fits(value, dt: str, op: str) -> None:
+    """A Python int must fit the dtype it takes (as in JAX): ``x + 2**70`` on int32 is refused, not wrapped.
+    (A Python float too large for the dtype becomes inf, as in NumPy and JAX.)"""
+    if 0 <= value <= 127:  # fits every integer and float dtype: the common case, decided at once
+        return
+    kind = "int"
+    shown = f"2**{int(value).bit_length() - 1}" if abs(int(value)) > 2**64 else repr(value)
+    if is_float(dt):
+        try:
+            f = float(value)
+        except OverflowError:
+            f = math.inf
+        try:
+            top = float(np.finfo(numpy_dtype(dt)).max)
+        except (TypeError, ValueError):  # pragma: no cover - a float type NumPy's finfo does not know
+            top = math.inf
+        if math.isfinite(f) and abs(f) <= top:
+            return
+        lo, hi = f"{-top:.4g}", f"{top:.4g}"
+    else:
+        info = np.iinfo(numpy_dtype(dt))
+        if info.min <= int(value) <= info.max:
+            return
+        lo, hi = str(info.min), str(info.max)
+    raise DtypeError(f"{op}: the Python {kind} {shown} does not fit in {dt} (range {lo} to {hi}); "
+                     f"use a smaller number or an array of a wider dtype")
+
+
+def _literal(value, like_dtype: str | None, op: str = "literal") -> Literal:
     """A Python scalar as a weakly-typed literal: it takes the dtype of the array it meets."""
     if isinstance(value, (bool, np.bool_)):
         return Literal(bool(value), ShapeDtype((), "bool"))
     if isinstance(value, numbers.Integral):
         dt = like_dtype if like_dtype and like_dtype != "bool" else "int32"
-        if is_float(dt):
-            return Literal(float(value), ShapeDtype((), dt))
-        return Literal(check_int_fits(value, dt, "a weakly typed Python int"), ShapeDtype((), dt))
+        _check_fits(value, dt, op)
+        return Literal(int(value) if not is_float(dt) else float(value), ShapeDtype((), dt))
     if isinstance(value, numbers.Real):
         dt = like_dtype if like_dtype and is_float(like_dtype) else "float32"
         return Literal(float(value), ShapeDtype((), dt))
@@ -178,7 +206,7 @@ def bind(op: str, *args, **params):
             elif isinstance(a, (np.ndarray, np.generic)):  # a NumPy scalar keeps its own dtype
                 operands.append(Literal(a.item(), ShapeDtype((), canonical_dtype(a.dtype))))
             else:
-                operands.append(_literal(a, like))
+                operands.append(_literal(a, like, op))
         return Tracer(ctx, ctx.emit(op, tuple(operands), params))
     # eager: the same shape rule first (same errors), then the reference implementation
     arrays = []
@@ -191,7 +219,7 @@ def bind(op: str, *args, **params):
             avals.append(ShapeDtype(arr.shape, arr.dtype))
             arrays.append(arr)
         else:
-            lit = _literal(a, like)
+            lit = _literal(a, like, op)
             avals.append(lit.aval)
             arrays.append(np.asarray(lit.value, dtype=numpy_dtype(lit.aval.dtype)))
     out = opdef.infer(tuple(avals), params)

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import inspect
 import math
+import numbers
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..core import ops
 from ..core.avals import ShapeDtype, TraceError
-from ..core.dtypes import is_float, numpy_dtype
+from ..core.dtypes import canonical_dtype, is_float, numpy_dtype
 from ..core.ir import Graph, Node, Var
 from ..core.pytree import leaf_names, tree_flatten, tree_map, tree_unflatten
 from ..core.trace import Tracer, bind, expand_composites as decompose, inline, trace
@@ -227,12 +228,47 @@ def _specs(args: Sequence[Any], f: Callable, what: str) -> list:
     return out
 
 
+def _argnums_type(argnums, fname: str) -> None:
+    """``argnums`` is an int or a non-empty tuple/list of ints (checked when ``grad`` is called, as JAX does)."""
+    ok = lambda k: isinstance(k, numbers.Integral) and not isinstance(k, bool)
+    if ok(argnums):
+        return
+    if isinstance(argnums, (tuple, list, range)) and len(argnums) and all(ok(k) for k in argnums):
+        return
+    raise TypeError(f"grad({fname}): argnums must be an int or a non-empty tuple of ints, "
+                    f"got {type(argnums).__name__} {argnums!r}")
+
+
 def _check_argnums(argnums, n: int, fname: str) -> tuple[int, ...]:
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    nums = (int(argnums),) if isinstance(argnums, numbers.Integral) else tuple(int(k) for k in argnums)
     for k in nums:
-        if not isinstance(k, int) or not -n <= k < n:
-            raise ValueError(f"grad({fname}): argnums {argnums!r} does not fit the {n} argument(s) given")
-    return nums
+        if not -n <= k < n:
+            raise ValueError(f"grad({fname}): argnums {argnums!r} is out of range for the {n} argument(s) given "
+                             f"(valid: {-n} to {n - 1})")
+    return tuple(k % n for k in nums)
+
+
+def _check_real_inputs(args: Sequence[Any], nums: Sequence[int], f: Callable, fname: str) -> None:
+    """As JAX: differentiating with respect to an integer or boolean array is a TypeError, not zeros."""
+    try:
+        pnames = [p.name for p in inspect.signature(f).parameters.values()]
+    except (TypeError, ValueError):
+        pnames = []
+    for i in nums:
+        leaves, td = tree_flatten(args[i])
+        names = leaf_names(td, pnames[i] if i < len(pnames) else f"p{i}")
+        for leaf, nm in zip(leaves, names):
+            dt = getattr(leaf, "dtype", None)
+            if dt is None:
+                continue  # not an array: _specs names it
+            try:
+                name = canonical_dtype(dt)
+            except Exception:  # an unknown dtype: _specs / trace name it
+                continue
+            if not is_float(name):
+                raise TypeError(f"grad({fname}) requires real-valued inputs (a float dtype), but argument {i} "
+                                f"({nm}) is {name}, not a float. Convert it with lnp.astype(x, 'float32'), "
+                                f"or leave it out of argnums.")
 
 
 def _split(flat: Sequence[Any], args: Sequence[Any]) -> list:
@@ -251,10 +287,14 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
     An argument may be a pytree (nested tuples, lists, dicts of arrays); its gradient has its structure.
     """
     fname = getattr(f, "__name__", "f")
+    if not callable(f):
+        raise TypeError(f"grad: expected a function to differentiate, got {type(f).__name__} {f!r:.40}")
+    _argnums_type(argnums, fname)
 
     def vg(*args):
         nums = _check_argnums(argnums, len(args), fname)
         args = [tree_map(_as_array, a) for a in args]
+        _check_real_inputs(args, nums, f, fname)
         g = decompose(trace(f, *_specs(args, f, "grad")))
         if len(g.outputs) != 1 or g.outputs[0].aval.shape != ():
             raise TypeError(f"grad({fname}) needs a function with one scalar output; it returned "
@@ -265,7 +305,7 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
         one = lnp.asarray(np.asarray(1.0, dtype=numpy_dtype(g.outputs[0].aval.dtype)), g.outputs[0].aval.dtype)
         value, flat = vjp_graph(g, tree_flatten(tuple(args))[0], one)
         grads = _split(flat, args)
-        if isinstance(argnums, int):
+        if isinstance(argnums, numbers.Integral):
             return value, grads[nums[0]]
         return value, tuple(grads[i] for i in nums)
 
@@ -311,6 +351,9 @@ def vjp(f: Callable, *args) -> tuple[Any, Callable]:
 
     def pullback(ct):
         cts, tree = tree_flatten(ct)
+        for i, c in enumerate(cts):
+            if not isinstance(c, (Tracer, np.ndarray, np.generic, numbers.Number)) or isinstance(c, bool):
+                raise TraceError(f"vjp({fname}): cotangent {i} is {type(c).__name__} {c!r:.40}, not an array")
         if tree != g.out_tree:
             raise ValueError(f"vjp({fname}): the cotangent has structure {tree}, but {fname} returned {g.out_tree}")
         for i, (c, a) in enumerate(zip(cts, g.out_avals)):

@@ -7,9 +7,11 @@ PyTorch's core-ATen decomposition. Their FLOPs are, by construction, those of th
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as _np
 
+from ..core.avals import ShapeError
 from ..core.trace import bind, register_composite
 from . import numpy as lnp
 
@@ -27,6 +29,14 @@ def silu(x):
 
 
 swish = silu
+
+
+def _one_axis(axis, x, op: str) -> int:
+    """One axis of ``x``, normalised; a tuple, a float or a bool is refused with a clear ShapeError."""
+    if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
+        raise ShapeError(f"{op}: axis must be one int, got {type(axis).__name__} {axis!r} "
+                         f"(labsim's {op} works along a single axis)")
+    return lnp._norm_axis(axis, len(lnp._shape(x)), op)
 
 
 # -- softmax ------------------------------------------------------------------------------------
@@ -54,7 +64,7 @@ def softmax(x, axis: int = -1):
     """Numerically stable softmax along ``axis`` (a composite op)."""
     if lnp._dtype(x) is None or not lnp.is_float(lnp._dtype(x)):
         x = lnp.astype(lnp.asarray(x), "float32")
-    axis = lnp._norm_axis(axis, len(lnp._shape(x)), "softmax")
+    axis = _one_axis(axis, x, "softmax")
     return bind("softmax", x, axis=axis)
 
 
@@ -110,7 +120,7 @@ def standardize(x, axis: int = -1, epsilon: float = 1e-5):
     """(x - mean) / sqrt(var + eps) along ``axis`` (``jax.nn.standardize``), a composite op."""
     if lnp._dtype(x) is None or not lnp.is_float(lnp._dtype(x)):
         x = lnp.astype(lnp.asarray(x), "float32")
-    axis = lnp._norm_axis(axis, len(lnp._shape(x)), "layer_norm")
+    axis = _one_axis(axis, x, "layer_norm")
     return bind("layer_norm", x, axis=axis, eps=float(epsilon))
 
 

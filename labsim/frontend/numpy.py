@@ -75,10 +75,13 @@ def _index(value, what: str, op: str) -> int:
 
 
 def _norm_axis(axis: int, ndim: int, op: str) -> int:
+    if isinstance(axis, (tuple, list)):
+        raise ShapeError(f"{op}: axis must be one integer here, got {type(axis).__name__} {tuple(axis)!r}")
     a = _index(axis, "axis", op)
-    if not -ndim <= a < builtins.max(ndim, 1) or (ndim == 0 and a != 0):
-        raise ShapeError(f"{op}: axis {axis} is out of range for an array of rank {ndim}")
-    return a % builtins.max(ndim, 1)
+    if ndim == 0 or not -ndim <= a < ndim:
+        raise ShapeError(f"{op}: axis {axis} is out of range for an array of rank {ndim}"
+                         + (" (a scalar has no axes)" if ndim == 0 else ""))
+    return a % ndim
 
 
 def _norm_axes(axis, ndim: int, op: str) -> tuple[int, ...]:
@@ -169,6 +172,9 @@ def broadcast_to(x, shape: Sequence[int]):
 
 def _binary(op: str, x, y, **params):
     _check(op, x, y)
+    if op == Op.SUBTRACT and (_dtype(x) or weak_dtype(x)) == "bool" and (_dtype(y) or weak_dtype(y)) == "bool":
+        raise TypeError("subtract: booleans cannot be subtracted (NumPy refuses it too); use lnp.not_equal for "
+                        "xor, or convert to an integer or float dtype first")
     x, y = _promote(op, x, y)
     sx, sy = _shape(x), _shape(y)
     if sx != sy and sx != () and sy != ():
@@ -273,7 +279,11 @@ def _unary(op: str, x):
     return bind(op, x)
 
 
-def negative(x): return _unary("negate", x)
+def negative(x):
+    if (_dtype(x) or weak_dtype(x)) == "bool":
+        raise TypeError("negate: a boolean cannot be negated (NumPy refuses -bool too); use lnp.logical_not "
+                        "semantics via x == False, or convert to a number dtype first")
+    return _unary("negate", x)
 def abs(x): return _unary("abs", x)  # noqa: A001 (mirrors jnp.abs)
 def exp(x): return _unary("exp", x)
 def log(x): return _unary("log", x)
@@ -532,6 +542,16 @@ class _IndexRef:
     def add(self, v):
         return self.set(add(self.get(), v))
 
+    def max(self, v):  # noqa: A003 (as jax's x.at[...].max)
+        return self.set(maximum(self.get(), v))
+
+    def min(self, v):  # noqa: A003
+        return self.set(minimum(self.get(), v))
+
+    def __getattr__(self, name: str):
+        raise AttributeError(f"x.at[...] has no method {name!r}; labsim supports .get(), .set(v), .add(v), "
+                             ".multiply(v), .min(v) and .max(v)")
+
     def multiply(self, v):
         return self.set(multiply(self.get(), v))
 
@@ -600,8 +620,17 @@ def einsum(subscripts: str, *operands):
         raise ValueError("einsum: '...' is not supported by labsim")
     if "->" not in subscripts:
         raise ValueError("einsum: labsim needs an explicit output, e.g. 'bf,fd->bd'")
-    ins, out = subscripts.replace(" ", "").split("->")
+    if not isinstance(subscripts, str) or subscripts.count("->") != 1:
+        raise ValueError(f"einsum: subscripts {subscripts!r} need exactly one '->' and one output, e.g. 'ij,jk->ik'")
+    ins, out = subscripts.split("->")
+    if "," in out:
+        raise ValueError(f"einsum: subscripts {subscripts!r} name more than one output; labsim computes one output")
     specs = ins.split(",")
+    for part in (*specs, out):
+        bad = next((ch for ch in part if not (ch.isascii() and ch.isalpha())), None)
+        if bad is not None:
+            raise ValueError(f"einsum: subscripts {subscripts!r} hold {bad!r}; they may hold only letters (one per "
+                             "axis), commas between operands and one '->'")
     if len(specs) != len(operands) or len(specs) not in (1, 2):
         raise ValueError(f"einsum: {subscripts!r} names {len(specs)} operand(s) but {len(operands)} were given "
                          "(labsim supports one or two)")

@@ -28,6 +28,16 @@ from ..compiler.program import Program
 from ..hardware import Chip, Unit, get
 
 
+def _need(what: str, arg: str, x, cls: type, hint: str = "") -> None:
+    """A clear TypeError when ``x`` is not a ``cls`` (e.g. a Graph where a compiled Program is needed)."""
+    if not isinstance(x, cls):
+        raise TypeError(f"{what}: {arg} must be a {cls.__name__}, got {type(x).__name__} {x!r:.40}" + hint)
+
+
+_PROGRAM_HINT = " (compile a traced graph first: prog = ls.compile(graph))"
+_KERNEL_HINT = " (a Program holds its kernels in prog.kernels; ls.estimate(prog, chip) costs them all)"
+
+
 class Bound(enum.Enum):
     COMPUTE = "compute"
     MEMORY = "memory"
@@ -85,6 +95,7 @@ class KernelCost:
 
 
 def kernel_cost(kernel: Kernel, chip: Chip | str) -> KernelCost:
+    _need("kernel_cost", "kernel", kernel, Kernel, _KERNEL_HINT)
     chip = get(chip)
     unit, dtype = unit_for(kernel, chip)
     peak = chip.peak_flops(dtype, unit)
@@ -121,6 +132,7 @@ class OutOfMemoryError(MemoryError):
 
 def memory_check(prog: Program, chip: Chip | str) -> OutOfMemory | None:
     """None if ``prog``'s peak live memory fits in the chip's HBM, else an :class:`OutOfMemory` report."""
+    _need("memory_check", "prog", prog, Program, _PROGRAM_HINT)
     chip = get(chip)
     plan = prog.buffers
     peak_step = max(range(-1, plan.n_steps + 1), key=plan.live_bytes)
@@ -181,6 +193,7 @@ def estimate(prog: Program, chip: Chip | str, *, launch_overhead: bool = True,
     If the program's buffers cannot fit in the chip's memory, the result carries an
     :class:`OutOfMemory` report (``cost.oom``) and asking for ``cost.time`` raises.
     """
+    _need("estimate", "prog", prog, Program, _PROGRAM_HINT)
     chip = get(chip)
     return ProgramCost(chip=chip, kernels=tuple(kernel_cost(k, chip) for k in prog.kernels),
                        launch_overhead=chip.launch_overhead if launch_overhead else 0.0,

@@ -12,6 +12,8 @@ its latency, kernels at their roofline time (``labsim.machines.roofline``), a fi
 """
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass
 
 from ..compiler.program import Program
@@ -48,6 +50,12 @@ def simulate(prog: Program, chip: Chip | str, *, copy_inputs: bool = True, copy_
     ``host_api_time`` is the host's cost of one runtime call (enqueue a copy or a launch), a model
     parameter rather than a datasheet number.
     """
+    if not isinstance(prog, Program):
+        raise TypeError(f"simulate: prog must be a Program, got {type(prog).__name__} {prog!r:.40} "
+                        "(compile a traced graph first: prog = ls.compile(graph))")
+    if isinstance(host_api_time, bool) or not isinstance(host_api_time, numbers.Real) \
+            or not math.isfinite(host_api_time) or host_api_time < 0:
+        raise ValueError(f"simulate: host_api_time must be a finite number of seconds >= 0, got {host_api_time!r}")
     chip = get(chip)
     cost = estimate(prog, chip)
     if cost.oom is not None:

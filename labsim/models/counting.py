@@ -18,6 +18,7 @@ from ..core.ops import OpKind
 from ..core.trace import trace
 from ..frontend import numpy as lnp
 from ..frontend.autodiff import value_and_grad
+from .llm import _positive_int
 
 
 def flops_by_kind(g: Graph) -> dict[str, int]:
@@ -55,6 +56,9 @@ def blas(level: int, n: int, dtype="float32") -> BlasCost:
     """Work and traffic of the classic example of each BLAS level at size n, counted by labsim:
     level 1 AXPY (y = a·x + y), level 2 GEMV (y = A·x), level 3 GEMM (C = A·B), all n-sized."""
 
+    if isinstance(level, bool) or level not in (1, 2, 3):
+        raise ValueError(f"blas: BLAS has levels 1, 2 and 3, not {level!r}")
+    n = _positive_int(n, "n", "blas")
     s = lambda *shape: ShapeDtype(shape, dtype)
     if level == 1:
         name, g = "AXPY  y ← a·x + y", trace(lambda x, y: 2.0 * x + y, s(n), s(n))
@@ -70,6 +74,7 @@ def blas(level: int, n: int, dtype="float32") -> BlasCost:
 
 def matmul_intensity(m: int, n: int, k: int, dtype="bfloat16") -> float:
     """FLOP per byte of (M×K)·(K×N): 2MNK / (bytes of A, B and C), each moved once."""
+    m, n, k = (_positive_int(v, name, "matmul_intensity") for v, name in ((m, "m"), (n, "n"), (k, "k")))
     return 2 * m * n * k / ((m * k + k * n + m * n) * itemsize(dtype))
 
 

@@ -12,6 +12,7 @@ the embedding lookup costs no FLOPs; training ≈ 3 × forward (backward = 2 mat
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
@@ -22,6 +23,25 @@ from ..core.avals import ShapeDtype
 from ..core.dtypes import itemsize
 from ..frontend import nn
 from ..frontend import numpy as lnp
+
+
+def _positive_int(v, name: str, where: str, extra: str = "") -> int:
+    """``v`` as an int >= 1, or a ValueError naming ``name`` and ``where`` (a count of layers, heads,
+    positions or features is a whole number: 0, -1, 2.5 or True is refused)."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise ValueError(f"{where}: {name} must be a positive whole number, got {type(v).__name__} {v!r}{extra}")
+    if v < 1:
+        raise ValueError(f"{where}: {name} must be at least 1, got {v}{extra}")
+    return int(v)
+
+
+PARTS = ("attention", "mlp", "block")
+
+
+def _check_part(part, where: str) -> str:
+    if part not in PARTS:
+        raise ValueError(f"{where}: unknown layer part {part!r}; parts are {list(PARTS)}")
+    return part
 
 
 @dataclass(frozen=True)
@@ -44,6 +64,11 @@ class TransformerConfig:
     source: str = ""
 
     def __post_init__(self) -> None:
+        for field in ("d_model", "n_layers", "n_heads", "d_ff", "vocab", "max_seq"):
+            _positive_int(getattr(self, field), field, f"TransformerConfig {self.name!r}")
+        if self.n_kv_heads is not None:  # 0 is not "same as n_heads": None is
+            _positive_int(self.n_kv_heads, "n_kv_heads", f"TransformerConfig {self.name!r}",
+                          " (None means as many as n_heads)")
         if self.d_model % self.n_heads:
             raise ValueError(f"{self.name}: d_model {self.d_model} is not divisible by n_heads {self.n_heads}")
         if self.n_heads % self.kv_heads:
@@ -128,6 +153,7 @@ def matmul_params(cfg: TransformerConfig | str) -> int:
 def attention_flops_per_token(cfg: TransformerConfig | str, seq_len: int) -> int:
     """QKᵀ and PV for one token attending to ``seq_len`` positions, all layers: 2 · 2 · L · S · d."""
     cfg = get(cfg)
+    seq_len = _positive_int(seq_len, "seq_len", "attention_flops_per_token")
     return 4 * cfg.n_layers * seq_len * cfg.n_heads * cfg.head_dim
 
 
@@ -137,6 +163,7 @@ def flops_per_token(cfg: TransformerConfig | str, seq_len: int, training: bool =
     ``training=True`` multiplies by 3 (the backward pass does two matrix products per forward one).
     """
     cfg = get(cfg)
+    seq_len = _positive_int(seq_len, "seq_len", "flops_per_token")
     f = 2 * matmul_params(cfg) + attention_flops_per_token(cfg, seq_len)
     return 3 * f if training else f
 
@@ -144,6 +171,7 @@ def flops_per_token(cfg: TransformerConfig | str, seq_len: int, training: bool =
 def flops_split(cfg: TransformerConfig | str, seq_len: int) -> dict[str, int]:
     """Forward FLOPs per token by part: attention projections, attention scores (QKᵀ, PV), MLP, head."""
     cfg = get(cfg)
+    seq_len = _positive_int(seq_len, "seq_len", "flops_split")
     d, kv, f = cfg.d_model, cfg.kv_heads * cfg.head_dim, cfg.d_ff
     return {
         "attention projections": 2 * cfg.n_layers * (2 * d * d + 2 * d * kv),
@@ -213,6 +241,8 @@ def mlp(cfg: TransformerConfig, x, *w):
 
 def param_specs(cfg: TransformerConfig, part: str, dtype="float32") -> list[tuple[str, ShapeDtype]]:
     """Names and shapes of the parameters of ``part`` ("attention", "mlp", "block")."""
+    cfg = get(cfg)
+    _check_part(part, "param_specs")
     d, kv, f = cfg.d_model, cfg.kv_heads * cfg.head_dim, cfg.d_ff
     S = lambda *s: ShapeDtype(s, dtype)
     att = [("wq", S(d, d)), ("wk", S(d, kv)), ("wv", S(d, kv)), ("wo", S(d, d))]
@@ -230,6 +260,8 @@ def param_specs(cfg: TransformerConfig, part: str, dtype="float32") -> list[tupl
 def layer_fn(cfg: TransformerConfig, part: str, causal: bool = True):
     """A function ``f(x, *params)`` for ``part`` of a layer, ready for ``ls.trace`` with
     ``[ShapeDtype((batch, seq, d_model))] + [s for _, s in param_specs(cfg, part)]``."""
+    cfg = get(cfg)
+    _check_part(part, "layer_fn")
     names = [n for n, _ in param_specs(cfg, part)]
 
     def f(x, *params):

@@ -15,6 +15,8 @@ from __future__ import annotations
 import html
 import itertools
 import json
+import math
+import numbers
 import os
 import uuid
 from typing import Any, Callable, Mapping, Sequence
@@ -82,12 +84,43 @@ def _static_html(figures: Mapping[str, str], initial: str, alt: str, controls: S
             + _SCRIPT % {"id": json.dumps(fid)} + "</div>")
 
 
+def _is_nan(v) -> bool:
+    return isinstance(v, float) and math.isnan(v)
+
+
+def figure_problem(fig) -> str | None:
+    """Why ``fig`` cannot be shown (not a Plotly figure, nothing drawn, only NaN data), or None if it can."""
+    if not hasattr(fig, "to_plotly_json") or not hasattr(fig, "data"):
+        return f"expected a Plotly figure, got {type(fig).__name__} {fig!r:.40}"
+    layout = getattr(fig, "layout", None)
+    decorated = layout is not None and any(getattr(layout, k, None) for k in ("annotations", "shapes", "images"))
+    if not fig.data and not decorated:
+        return "the figure is empty (no traces, annotations or shapes)"
+    drawn = False  # does any trace draw at least one point (a numeric axis with no finite value draws none)?
+    for t in fig.data:
+        draws = True
+        for key in ("x", "y", "z"):
+            vals = getattr(t, key, None) if key in getattr(t, "_valid_props", {key}) else None
+            if vals is None or isinstance(vals, str) or not hasattr(vals, "__iter__"):
+                continue
+            nums = [v for v in vals if isinstance(v, numbers.Real) and not isinstance(v, bool)]
+            if nums and not any(math.isfinite(v) for v in nums):
+                draws = False
+        drawn = drawn or draws
+    if fig.data and not drawn and not decorated:
+        return "every trace's data is NaN or infinite, so nothing would be drawn"
+    return None
+
+
 class Figure:
     """A Plotly figure with alt text. Live: Plotly's own renderer. Book: self-contained HTML."""
 
     def __init__(self, fig, alt: str) -> None:
         if not alt:
             raise ValueError("every figure needs alt text (what a reader who cannot see it should know)")
+        problem = figure_problem(fig)
+        if problem:
+            raise (TypeError if problem.startswith("expected") else ValueError)(f"show: {problem}")
         self.fig = fig
         self.alt = alt
 
@@ -121,6 +154,11 @@ class Interactive:
         for k, vals in self.controls_spec.items():
             if not vals:
                 raise ValueError(f"control {k!r} has no values")
+            bad = [v for v in vals if _is_nan(v) or (isinstance(v, float) and math.isinf(v))]
+            if bad:
+                raise ValueError(f"control {k!r} has the value {bad[0]!r}; a control's values must be finite")
+            if len(set(map(repr, vals))) < len(vals):
+                raise ValueError(f"control {k!r} repeats a value: {vals}")
         self.labels = {k: (labels or {}).get(k, k) for k in self.controls_spec}
         self.formats = dict(formats or {})
         self.alt = alt
@@ -131,10 +169,19 @@ class Interactive:
             if v not in self.controls_spec[k]:
                 raise ValueError(f"default {k}={v!r} is not one of its values {self.controls_spec[k]}")
         self.params = {k: defaults.get(k, vals[len(vals) // 2]) for k, vals in self.controls_spec.items()}
-        self.figure = self.make_fig(**self.params)
+        self.figure = self._checked(self.make_fig(**self.params), self.params)
         self.error: str | None = None
         self._widget = None
         self.controls: dict[str, Any] = {}
+
+    @staticmethod
+    def _checked(fig, params):
+        """``fig`` if it can be drawn; else a ValueError naming the control values that made it."""
+        problem = figure_problem(fig)
+        if problem:
+            raise ValueError(f"interactive: make_fig({', '.join(f'{k}={v!r}' for k, v in params.items())}) "
+                             f"gave no figure to draw: {problem}")
+        return fig
 
     # -- shared ----------------------------------------------------------------------------------
     def _fmt(self, k: str, v: Any) -> str:
@@ -151,7 +198,7 @@ class Interactive:
         """
         new = {**self.params, **params}
         try:
-            fig = self.make_fig(**new)
+            fig = self._checked(self.make_fig(**new), new)
         except Exception as e:  # the figure must never be left broken by a bad combination
             self.error = f"{type(e).__name__}: {e}"
             return self.figure
@@ -204,7 +251,7 @@ class Interactive:
         for combo in itertools.product(*grids):
             params = {k: self.controls_spec[k][i] for k, i in zip(keys, combo)}
             try:
-                fig = self.make_fig(**params)
+                fig = self._checked(self.make_fig(**params), params)
             except Exception as e:
                 raise RuntimeError(f"interactive figure failed at {params}: {type(e).__name__}: {e}") from e
             figures["_".join(map(str, combo))] = _fig_json(fig)

@@ -1,10 +1,23 @@
 """Plotly figures drawn from labsim's results (traces, costs)."""
 from __future__ import annotations
 
+import math
+import numbers
 from typing import Sequence
 
 from ..machines.events import Trace, UnitId
 from .palette import KIND_COLORS, SEQUENCE
+
+
+def _finite(v) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _positive(v, name: str, where: str) -> float:
+    """A finite number > 0, or a ValueError naming ``name`` (a figure is never drawn from 0, -1 or NaN)."""
+    if not _finite(v) or v <= 0:
+        raise ValueError(f"{where}: {name} must be a finite number > 0, got {v!r}")
+    return float(v)
 
 
 def style(fig, *, title: str | None = None, height: int = 360):
@@ -43,6 +56,13 @@ def timeline(trace: Trace, *, title: str | None = None, height: int | None = Non
     """A Gantt chart of ``trace``: one row per unit (in ``trace.units`` order), one bar per event, coloured by kind."""
     import plotly.graph_objects as go
 
+    if not isinstance(trace, Trace):
+        hint = " (ls.simulate(prog, chip).trace is one)" if hasattr(trace, "kernels") or hasattr(trace, "trace") else ""
+        raise TypeError(f"timeline: trace must be a Trace, got {type(trace).__name__}{hint}")
+    if max_time is not None:
+        max_time = _positive(max_time, "max_time", "timeline")
+    if not trace.events:
+        raise ValueError("timeline: the trace has no events, so there is nothing to draw")
     scale, unit = _time_unit(max_time if max_time is not None else trace.duration or 1e-6)
     rows = _row_labels(trace)
     fig = go.Figure()
@@ -73,6 +93,19 @@ def bar_compare(labels: Sequence[str], values: Sequence[float], *, title: str | 
     """Horizontal bars, one per label (readable at phone width)."""
     import plotly.graph_objects as go
 
+    labels, values = list(labels), list(values)
+    if not labels:
+        raise ValueError("bar_compare: no bars to draw (labels and values are empty)")
+    if len(labels) != len(values):
+        raise ValueError(f"bar_compare: {len(labels)} labels but {len(values)} values; give one value per label")
+    for name, extra in (("text", text), ("colors", colors)):
+        if extra is not None and not isinstance(extra, str) and len(extra) != len(labels):
+            raise ValueError(f"bar_compare: {len(extra)} {name} for {len(labels)} labels; give one per label")
+    for lab, v in zip(labels, values):
+        if not _finite(v):
+            raise ValueError(f"bar_compare: the value for {lab!r} is {v!r}, not a finite number")
+        if log and v <= 0:
+            raise ValueError(f"bar_compare: the value for {lab!r} is {v!r}; a log axis needs values > 0")
     fig = go.Figure(go.Bar(y=list(labels), x=list(values), orientation="h", text=list(text) if text else None,
                            textposition="auto", marker=dict(color=list(colors) if colors else SEQUENCE[0])))
     fig.update_xaxes(title=xlabel, type="log" if log else "linear")
@@ -85,6 +118,13 @@ def buffer_chart(plan, *, title: str | None = None, names: bool = True):
     lifetime. Reused memory shows as rectangles stacked at the same offset, one after another."""
     import plotly.graph_objects as go
 
+    from ..compiler.buffers import BufferPlan
+
+    if not isinstance(plan, BufferPlan):
+        hint = " (a Program's is prog.buffers)" if hasattr(plan, "buffers") else ""
+        raise TypeError(f"buffer_chart: plan must be a BufferPlan, got {type(plan).__name__}{hint}")
+    if not plan.buffers:
+        raise ValueError("buffer_chart: the plan has no buffers, so there is nothing to draw")
     colors = {"parameter": KIND_COLORS["input"], "constant": KIND_COLORS["constant"],
               "temporary": KIND_COLORS["elementwise"], "output": KIND_COLORS["contraction"]}
     fig = go.Figure()
@@ -121,6 +161,19 @@ def roofline(chip, points=(), *, dtype: str = "bfloat16", unit=None, title: str 
 
     from ..hardware import get
 
+    if not isinstance(xrange, (tuple, list)) or len(xrange) != 2:
+        raise ValueError(f"roofline: xrange must be (low, high) in FLOP/byte, got {xrange!r}")
+    lo = _positive(xrange[0], "xrange low end", "roofline")
+    hi = _positive(xrange[1], "xrange high end", "roofline")
+    if lo >= hi:
+        raise ValueError(f"roofline: xrange must run from low to high, got {tuple(xrange)!r}")
+    points = list(points)
+    for p in points:
+        if not isinstance(p, (tuple, list)) or len(p) != 3:
+            raise ValueError(f"roofline: each point is (label, intensity FLOP/B, FLOP/s or None), got {p!r:.60}")
+        _positive(p[1], f"the intensity of point {p[0]!r}", "roofline")
+        if p[2] is not None:
+            _positive(p[2], f"the FLOP/s of point {p[0]!r}", "roofline")
     fig = go.Figure()
     xs = np.logspace(np.log10(xrange[0]), np.log10(xrange[1]), 200)
     for i, c in enumerate((chip, *extra_chips)):
