@@ -59,7 +59,7 @@ class Kernel:
     dtype: str
     tile: tuple[int, int, int] | None = None  # (tm, tn, tk) for contractions
     _names: dict = field(default_factory=dict, repr=False)
-    render: Callable[["Kernel"], str] | None = field(default=None, repr=False)  # set by lowering (codegen)
+    render: Callable[..., str] | None = field(default=None, repr=False)  # set by lowering: codegen.listing
 
     @property
     def bytes(self) -> int:
@@ -76,10 +76,16 @@ class Kernel:
 
     @property
     def listing(self) -> str:
-        """The kernel's code as a reader sees it (labsim's pseudo-PTX, or a tile plan)."""
+        """The kernel's code as a reader sees it (labsim's pseudo-PTX, or a tile plan), for no chip in
+        particular: a contraction names no instruction. :meth:`listing_for` names the chip's."""
+        return self.listing_for(None)
+
+    def listing_for(self, chip) -> str:
+        """The listing as ``chip`` (a Chip or preset name) would run it: a contraction's tile plan and
+        matrix instruction follow the chip's generation (``Chip.arch``)."""
         if self.render is None:
             raise ValueError(f"kernel {self.name} was built without a code generator")
-        return self.render(self)
+        return self.render(self, chip)
 
     def __repr__(self) -> str:
         return (f"<Kernel {self.name}: {self.kind.value}, {self.flops} FLOPs, "

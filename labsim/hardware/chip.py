@@ -60,7 +60,9 @@ class Chip:
     ``matrix_flops`` / ``vector_flops`` map a dtype name ("bfloat16", "float32", ...) to the dense peak
     rate in FLOP/s of that unit. ``onchip`` maps a named on-chip memory ("L2", "shared memory per SM",
     "VMEM", ...) to bytes. ``sources`` maps a field name (e.g. "hbm_bandwidth", "matrix_flops.bfloat16")
-    to a BibTeX key, so every number can be traced to a datasheet.
+    to a BibTeX key, so every number can be traced to a datasheet. ``arch`` names the generation
+    ("Ampere", "Hopper", "Blackwell", "TPU v5e", "Sapphire Rapids", ...): it is not a number but decides
+    which instructions a kernel listing shows (``labsim.compiler.codegen.MATRIX_PATHS``).
     """
 
     name: str
@@ -78,6 +80,7 @@ class Chip:
     memory_name: str = "HBM"
     sources: Mapping[str, str] = field(default_factory=dict)
     notes: str = ""
+    arch: str = ""  # architecture generation; selects the code path of kernel listings
 
     def __post_init__(self) -> None:
         for attr in ("matrix_flops", "vector_flops", "onchip", "sources"):

@@ -40,6 +40,7 @@ _GPU_LAUNCH_SRC = "nvidia2019cudagraphs, per-kernel times for a 2.9 us kernel"
 _A100 = Chip(
     name="NVIDIA A100 SXM4 80GB",
     kind=ChipKind.GPU,
+    arch="Ampere",
     matrix_flops={
         "bfloat16": 312 * _T,  # FLOP/s, datasheet "BF16 Tensor Core 312 TFLOPS" (624 with sparsity)
         "float16": 312 * _T,  # FLOP/s, datasheet "FP16 Tensor Core 312 TFLOPS" (624 with sparsity)
@@ -95,6 +96,7 @@ _A100 = Chip(
 _H100_SXM = Chip(
     name="NVIDIA H100 SXM5 80GB",
     kind=ChipKind.GPU,
+    arch="Hopper",
     matrix_flops={
         "bfloat16": 989.4 * _T,  # FLOP/s, "Peak BF16 Tensor TFLOPS 989.4" (1978.9 with sparsity)
         "float16": 989.4 * _T,  # FLOP/s, "Peak FP16 Tensor TFLOPS 989.4" (1978.9 with sparsity)
@@ -152,6 +154,7 @@ _H100_SXM = Chip(
 _H200 = Chip(
     name="NVIDIA H200 SXM 141GB",
     kind=ChipKind.GPU,
+    arch="Hopper",
     # The H200 is the H100's GH100 chip with HBM3e; its datasheet lists the same compute figures as
     # the H100 SXM datasheet, quoted with sparsity (BF16 1,979, FP8 3,958 TFLOPS). We halve them to
     # the dense rate and use the Hopper specification table's unrounded values, as for H100 SXM.
@@ -212,6 +215,7 @@ _H200 = Chip(
 _B200 = Chip(
     name="NVIDIA B200 (HGX/DGX B200, 1000 W)",
     kind=ChipKind.GPU,
+    arch="Blackwell",
     # NVIDIA quotes B200 compute per 8-GPU HGX/DGX system and with sparsity. Per GPU and dense:
     # divide by 8, then by 2.
     matrix_flops={
@@ -275,6 +279,7 @@ _TPU_NOTES = (
 _TPU_V5E = Chip(
     name="Google Cloud TPU v5e",
     kind=ChipKind.TPU,
+    arch="TPU v5e",
     matrix_flops={
         "bfloat16": 197 * _T,  # FLOP/s, "Peak compute per chip (bf16) 197 TFLOPs"
         "int8": 393 * _T,  # OP/s, "Peak compute per chip (Int8) 393 TOPs"
@@ -314,6 +319,7 @@ _TPU_V5E = Chip(
 _TPU_V6E = Chip(
     name="Google Cloud TPU v6e (Trillium)",
     kind=ChipKind.TPU,
+    arch="TPU v6e",
     matrix_flops={
         "bfloat16": 918 * _T,  # FLOP/s, "Peak compute per chip (bf16) 918 TFLOPs"
         "int8": 1836 * _T,  # OP/s, "Peak compute per chip (Int8) 1836 TOPs"
@@ -359,6 +365,7 @@ _XEON_HZ = 2.0e9
 _CPU = Chip(
     name="Intel Xeon Platinum 8480+ (Sapphire Rapids, one socket)",
     kind=ChipKind.CPU,
+    arch="Sapphire Rapids",
     matrix_flops={
         "bfloat16": _XEON_CORES * _XEON_HZ * 1024,  # FLOP/s, AMX: ~115 TFLOP/s (derived)
         "int8": _XEON_CORES * _XEON_HZ * 2048,  # OP/s, AMX: ~229 TOP/s (derived)
