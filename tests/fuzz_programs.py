@@ -288,7 +288,7 @@ def _binary(b: _B, S, dt):
                 return (Step(f"power(x, {k})", lambda c, a: lnp.power(c, k),
                              lambda c, a: cast(np.power(cast(c, out), k), out), ops=("power",)), S, out, b.exact and not is_f(out))
             out = rdt
-            return (Step(f"power(abs(x) + 0.5, {k!r})", lambda c, a: lnp.power(lnp.abs(c) + 0.5, k),
+            return (Step(f"power(abs(x) + 0.5, {k!r})", lambda c, a: lnp.power(lnp.add(lnp.abs(c), 0.5), k),
                          lambda c, a: cast(np.power(np.abs(cast(c, out)) + np.asarray(0.5, npdt(out)), np.asarray(k, npdt(out))), out),
                          ops=("power", "abs")), S, out, False)
         npf = _ARITH.get(op) or _CMP[op]
@@ -391,10 +391,10 @@ def _binary(b: _B, S, dt):
 
 _UNARY_F = {
     "exp": (lambda c: lnp.exp(lnp.minimum(c, 8)), lambda x: np.exp(np.minimum(x, 8)), "exp(minimum(x, 8))", ("exp", "minimum")),
-    "log": (lambda c: lnp.log(lnp.abs(c) + 1), lambda x: np.log(np.abs(x) + 1), "log(abs(x) + 1)", ("log", "abs")),
+    "log": (lambda c: lnp.log(lnp.add(lnp.abs(c), 1)), lambda x: np.log(np.abs(x) + 1), "log(abs(x) + 1)", ("log", "abs")),
     "tanh": (lambda c: lnp.tanh(c), np.tanh, "tanh(x)", ("tanh",)),
     "sqrt": (lambda c: lnp.sqrt(lnp.abs(c)), lambda x: np.sqrt(np.abs(x)), "sqrt(abs(x))", ("sqrt", "abs")),
-    "rsqrt": (lambda c: lnp.rsqrt(lnp.abs(c) + 1), lambda x: 1 / np.sqrt(np.abs(x) + 1), "rsqrt(abs(x) + 1)", ("rsqrt", "abs")),
+    "rsqrt": (lambda c: lnp.rsqrt(lnp.add(lnp.abs(c), 1)), lambda x: 1 / np.sqrt(np.abs(x) + 1), "rsqrt(abs(x) + 1)", ("rsqrt", "abs")),
     "erf": (lambda c: lnp.erf(c), _np_erf, "erf(x)", ("erf",)),
     "sigmoid": (lambda c: lnn.sigmoid(c), lambda x: 1 / (1 + np.exp(-x)), "sigmoid(x)", ("sigmoid",)),
     "silu": (lambda c: lnn.silu(c), lambda x: x / (1 + np.exp(-x)), "silu(x)", ("silu",)),
