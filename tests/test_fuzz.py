@@ -10,7 +10,7 @@ dtype (JAX's rules, computed by the generator) are the expected ones:
 4. ``ls.estimate`` and ``ls.simulate`` on both programs for the H100 SXM: finite non-negative times,
    FLOPs equal to ``prog.flops``.
 
-Budget: ``FUZZ_EXAMPLES`` programs in ``make test`` (``LABSIM_FUZZ_EXAMPLES`` overrides it; ``make fuzz``
+Budget: ``FUZZ_EXAMPLES`` (4,000) programs in ``make test`` (about 45-60 s on a 2-core machine) (``LABSIM_FUZZ_EXAMPLES`` overrides it; ``make fuzz``
 runs 5,000 under the ``fuzz`` Hypothesis profile).
 """
 from __future__ import annotations
@@ -29,7 +29,7 @@ from fuzz_programs import COVERED, KNOWN_LNP_GAPS, NOT_DRAWN, fuzz_programs, npd
 from strategies import tolerance
 from test_evaluate_property import check_kernels
 
-FUZZ_EXAMPLES = int(os.environ.get("LABSIM_FUZZ_EXAMPLES", "300"))
+FUZZ_EXAMPLES = int(os.environ.get("LABSIM_FUZZ_EXAMPLES", "4000"))
 CHIP = "H100 SXM"
 
 
@@ -123,6 +123,8 @@ def test_known_lnp_gaps_are_still_gaps():
     if "divide_int_bf16" in KNOWN_LNP_GAPS:
         g = ls.trace(lnp.divide, S((2,), "int32"), S((2,), "bfloat16"))
         still["divide_int_bf16"] = g.out_avals[0].dtype != "bfloat16"
+    if "eager_scalar_weak_int" in KNOWN_LNP_GAPS:
+        still["eager_scalar_weak_int"] = lnp.add(2, np.array(3, np.int8)).dtype != np.int8
     assert set(still) == set(KNOWN_LNP_GAPS), "every known gap needs a reproducer here"
     fixed = [k for k, v in still.items() if not v]
     assert not fixed, f"fixed in lnp, remove from KNOWN_LNP_GAPS: {fixed}"
