@@ -10,8 +10,8 @@ dtype (JAX's rules, computed by the generator) are the expected ones:
 4. ``ls.estimate`` and ``ls.simulate`` on both programs for the H100 SXM: finite non-negative times,
    FLOPs equal to ``prog.flops``.
 
-Budget: ``FUZZ_EXAMPLES`` (4,000) programs in ``make test`` (about 45-60 s on a 2-core machine) (``LABSIM_FUZZ_EXAMPLES`` overrides it; ``make fuzz``
-runs 5,000 under the ``fuzz`` Hypothesis profile).
+Budget: ``FUZZ_EXAMPLES`` = 4,000 programs in ``make test`` (about 45-60 s on a 2-core machine);
+``LABSIM_FUZZ_EXAMPLES`` overrides it, and ``make fuzz`` runs 5,000 under the ``fuzz`` Hypothesis profile.
 """
 from __future__ import annotations
 
