@@ -4,6 +4,7 @@
 #   make lab    JupyterLab on chapters/, .md files open as notebooks, widgets live
 #   make serve  serve _build/html on http://127.0.0.1:8000
 #   make bench  run benchmarks/bench_*.py (each prints a table)
+#   make fuzz   the program fuzzer, long run: 5,000 random programs (FUZZ_EXAMPLES=...) checked at every level
 #   make crosscheck  compare labsim with XLA (JAX) and PyTorch's FLOP counter (installs both, CPU builds)
 #   make clean / make distclean
 SHELL      := /bin/bash
@@ -16,10 +17,10 @@ LOCK       := requirements/lock.txt
 PORT       ?= 8000
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: all venv sysdeps book test lab serve bench crosscheck lock clean distclean help
+.PHONY: all venv sysdeps book test lab serve bench fuzz crosscheck lock clean distclean help
 all: book
 help:
-	@sed -n '2,9p' Makefile
+	@sed -n '2,10p' Makefile
 
 # ---- Python environment: reinstalled only when pyproject.toml or the lock changes ----
 venv: $(STAMP)
@@ -88,6 +89,12 @@ serve:
 
 bench: $(STAMP) sysdeps
 	@for f in benchmarks/bench_*.py; do echo "== $$f"; LABSIM_BOOK=1 $(PY) $$f; done
+
+# ---- The program fuzzer, long run (make test runs a fixed budget of it; see tests/test_fuzz.py) ----
+FUZZ_EXAMPLES ?= 5000
+fuzz: $(STAMP)
+	HYPOTHESIS_PROFILE=fuzz LABSIM_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest tests/test_fuzz.py -q -p no:cacheprovider \
+	  --hypothesis-show-statistics
 
 # ---- Parity with the peer tools (its own target; CI runs it too) ----
 # JAX for the CPU and PyTorch 2.13.0 (CPU build) go into the same venv, once.

@@ -17,9 +17,13 @@ from typing import Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 
-# The one Hypothesis profile of the suite: tests set only ``max_examples`` (their budget). Tracing and
-# compiling a random program takes milliseconds to a second on a loaded 2-core machine, so no deadline.
+# The Hypothesis profiles of the suite ("labsim", the default; "fuzz" for make fuzz): tests set only
+# ``max_examples`` (their budget). Tracing and compiling a random program takes milliseconds to a second on a loaded 2-core machine, so no deadline.
 settings.register_profile("labsim", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True)
+# ``make fuzz``: the long fuzzer run; failures are not saved to (or replayed from) the local database, so a
+# run explores fresh programs, and each failure is printed with its reproduction blob.
+settings.register_profile("fuzz", parent=settings.get_profile("labsim"), database=None,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "labsim"))
 
 ROOT = Path(__file__).resolve().parent.parent
