@@ -123,7 +123,7 @@ def test_gelu_and_layer_norm_transcendentals():
 
 
 def test_data_movement_is_free_of_flops():
-    prog = ls.compile(ls.trace(lambda x: lnp.transpose(x) + 0.0, S((3, 4))), passes=[])
+    prog = ls.compile(ls.trace(lambda x: lnp.transpose(x), S((3, 4))), passes=[])  # a materialised transpose
     t = prog.kernels[0]
     assert t.ops == ("transpose",) and t.kind is ls.KernelKind.COPY and t.flops == 0
     assert t.bytes_read == t.bytes_written == 12 * F32

@@ -100,10 +100,55 @@ def _ident(name: str) -> str:
     return name.replace("%", "t") if name.startswith("%") else name.replace(".", "_")
 
 
+VIEWS = frozenset({Op.TRANSPOSE, Op.BROADCAST, Op.SLICE})
+"""Ops an eager framework runs as *views* (PyTorch: ``.T``, ``expand``, slicing): no kernel of their own;
+the kernel that reads them follows the strides. (``reshape`` of a contiguous array is free everywhere.)"""
+
+
+def eager_groups(g: Graph) -> list[list[Node]]:
+    """The kernels an eager framework launches for ``g``, one per operation, as PyTorch eager does.
+
+    labsim models PyTorch's eager mode (not JAX's op-by-op mode, which materialises broadcasts):
+    views (:data:`VIEWS`) launch nothing and each consumer reads through them (a transposed operand
+    of a matrix product becomes a cuBLAS transpose flag; a broadcast bias is read with a zero stride);
+    ``concatenate`` and ``update_slice`` copy; a composite op (layer_norm, softmax, gelu, mean) is one
+    library kernel, as PyTorch's native kernels are. A view that is a program output, or that a
+    reshape reads, is materialised by a copy kernel of its own.
+    """
+    nodes = g.nodes
+    index = {id(n.out): i for i, n in enumerate(nodes)}
+    users: dict[int, list[Node]] = {i: [] for i in range(len(nodes))}
+    for n in nodes:
+        for a in n.in_vars:
+            j = index.get(id(a))
+            if j is not None:
+                users[j].append(n)
+    outs = {id(o) for o in g.outputs if isinstance(o, Var)}
+    absorbed: set[int] = set()
+    for i in reversed(range(len(nodes))):  # users first
+        n = nodes[i]
+        if n.op in VIEWS and id(n.out) not in outs and users[i] and all(
+                u.op not in ops.FREE and (u.op not in VIEWS or index[id(u.out)] in absorbed) for u in users[i]):
+            absorbed.add(i)
+    groups = []
+    for i, n in enumerate(nodes):
+        if n.op in ops.FREE or i in absorbed:
+            continue
+        members, stack = {i}, [i]
+        while stack:  # the views this kernel reads through
+            for a in nodes[stack.pop()].in_vars:
+                j = index.get(id(a))
+                if j is not None and j in absorbed and j not in members:
+                    members.add(j)
+                    stack.append(j)
+        groups.append([nodes[j] for j in sorted(members)])
+    return groups
+
+
 def lower(g: Graph, groups: Sequence[Sequence[Node]] | None = None) -> tuple[tuple[Kernel, ...], tuple[Var, ...], dict]:
     """Cut ``g`` into kernels. ``groups`` lists nodes that share a kernel; by default those of the fusion
-    plan attached to ``g``, and without one every op that moves data is its own kernel, which is also
-    what eager, operator-by-operator execution runs.
+    plan attached to ``g``, and without one the kernels an eager framework launches
+    (:func:`eager_groups`: one per operation, views read in place).
     """
     alias: dict[int, Var] = {}
     constants: list[Var] = []
@@ -118,8 +163,9 @@ def lower(g: Graph, groups: Sequence[Sequence[Node]] | None = None) -> tuple[tup
         groups = [[g.nodes[i] for i in sorted(grp)] for grp in g.plan.groups]
         grouped_outs = {id(n.out) for grp in groups for n in grp}
         alias = {k: v for k, v in alias.items() if k not in grouped_outs}
-    if groups is None:
-        groups = [[n] for n in g.nodes if n.op not in ops.FREE]
+    eager = groups is None
+    if eager:
+        groups = eager_groups(g)
     # which values leave a group: used by another group, or a graph output
     groups_of: dict[int, set[int]] = {}
     for gi, grp in enumerate(groups):
@@ -141,7 +187,7 @@ def lower(g: Graph, groups: Sequence[Sequence[Node]] | None = None) -> tuple[tup
         written.update(id(o) for o in outs)
         if not outs:
             outs = [grp[-1].out]
-        base = grp[-1].op if len(grp) == 1 else "fusion"
+        base = grp[-1].op if len(grp) == 1 or eager else "fusion"
         i = counters.get(base, 0)
         counters[base] = i + 1
         kernels.append(make_kernel(f"{base}.{i}", grp, outs, alias, names))

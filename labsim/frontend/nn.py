@@ -11,13 +11,14 @@ import numbers
 
 import numpy as _np
 
-from ..core.avals import ShapeError
-from ..core.trace import bind, register_composite
+from ..core.avals import ShapeDtype, ShapeError
+from ..core.dtypes import result_dtype
+from ..core.trace import Tracer, bind, register_composite
 from . import numpy as lnp
 
 
 def relu(x):
-    return lnp.maximum(x, 0.0)
+    return lnp.maximum(x, 0)  # a weak 0: an int array stays int, as in jax.nn.relu
 
 
 def sigmoid(x):
@@ -98,40 +99,72 @@ def gelu(x, approximate: bool = True):
 
 
 # -- layer norm ---------------------------------------------------------------------------------
-def _ln_decompose(x, axis, eps):
-    mu = lnp.mean(x, axis=axis, keepdims=True)
-    xc = x - mu
-    var = lnp.mean(xc * xc, axis=axis, keepdims=True)
-    return xc * lnp.rsqrt(var + eps)
+# One composite op, ``layer_norm(x[, gamma][, beta])``: the normalisation and its optional affine
+# scale and shift, as PyTorch's native layer_norm is one kernel. Which of gamma and beta are present is
+# an attribute (``scale``, ``shift``), and they follow x as operands.
+def _ln_shape(avals, p):
+    x, *affine = avals
+    if len(affine) != int(p["scale"]) + int(p["shift"]):
+        raise ShapeError(f"layer_norm: scale={p['scale']}, shift={p['shift']} needs {int(p['scale']) + int(p['shift'])} "
+                         f"parameter operand(s), got {len(affine)}")
+    for a in affine:
+        try:
+            ok = _np.broadcast_shapes(a.shape, x.shape) == x.shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ShapeError(f"layer_norm: parameter {a.short()} does not broadcast to the input {x.short()}")
+    return ShapeDtype(x.shape, result_dtype(*[a.dtype for a in avals]))
 
 
-def _ln_impl(x, axis, eps):
-    mu = x.mean(axis=axis, keepdims=True)
-    xc = x - mu
-    var = (xc * xc).mean(axis=axis, keepdims=True)
-    return xc / _np.sqrt(var + eps)
-
-
-register_composite("layer_norm", _same_shape, _ln_impl, _ln_decompose,
-                        attr_format=lambda p: f", axis={p['axis']}, epsilon={p['eps']}")
-
-
-def standardize(x, axis: int = -1, epsilon: float = 1e-5):
-    """(x - mean) / sqrt(var + eps) along ``axis`` (``jax.nn.standardize``), a composite op."""
-    if lnp._dtype(x) is None or not lnp.is_float(lnp._dtype(x)):
-        x = lnp.astype(lnp.asarray(x), "float32")
-    axis = _one_axis(axis, x, "layer_norm")
-    return bind("layer_norm", x, axis=axis, eps=float(epsilon))
-
-
-def layer_norm(x, gamma=None, beta=None, axis: int = -1, eps: float = 1e-5):
-    """Layer normalisation: ``standardize(x) * gamma + beta`` (gamma and beta optional)."""
-    y = standardize(x, axis, eps)
+def _affine(y, affine, scale, shift):
+    gamma = affine[0] if scale else None
+    beta = affine[-1] if shift else None
     if gamma is not None:
         y = y * gamma
     if beta is not None:
         y = y + beta
     return y
+
+
+def _ln_decompose(x, *affine, axis, eps, scale=False, shift=False):
+    mu = lnp.mean(x, axis=axis, keepdims=True)
+    xc = x - mu
+    var = lnp.mean(xc * xc, axis=axis, keepdims=True)
+    return _affine(xc * lnp.rsqrt(var + eps), affine, scale, shift)
+
+
+def _ln_impl(x, *affine, axis, eps, scale=False, shift=False):
+    mu = x.mean(axis=axis, keepdims=True)
+    xc = x - mu
+    var = (xc * xc).mean(axis=axis, keepdims=True)
+    return _affine(xc / _np.sqrt(var + eps), affine, scale, shift)
+
+
+register_composite(
+    "layer_norm", _ln_shape, _ln_impl, _ln_decompose,
+    attr_format=lambda p: f", axis={p['axis']}, epsilon={p['eps']}"
+                          + (f", scale={str(bool(p['scale'])).lower()}, shift={str(bool(p['shift'])).lower()}"
+                             if p.get("scale") or p.get("shift") else ""))
+
+
+def _ln(x, gamma, beta, axis, eps):
+    if lnp._dtype(x) is None or not lnp.is_float(lnp._dtype(x)):
+        x = lnp.astype(lnp.asarray(x), "float32")
+    axis = _one_axis(axis, x, "layer_norm")
+    affine = [lnp.asarray(a) if not isinstance(a, (Tracer, _np.ndarray)) else a for a in (gamma, beta) if a is not None]
+    return bind("layer_norm", x, *affine, axis=axis, eps=float(eps), scale=gamma is not None, shift=beta is not None)
+
+
+def standardize(x, axis: int = -1, epsilon: float = 1e-5):
+    """(x - mean) / sqrt(var + eps) along ``axis`` (``jax.nn.standardize``), a composite op."""
+    return _ln(x, None, None, axis, epsilon)
+
+
+def layer_norm(x, gamma=None, beta=None, axis: int = -1, eps: float = 1e-5):
+    """Layer normalisation ``standardize(x) * gamma + beta`` (gamma and beta optional): one composite op,
+    as PyTorch's native ``layer_norm`` is one kernel; the compiler's decompose pass expands it."""
+    return _ln(x, gamma, beta, axis, eps)
 
 
 __all__ = ["relu", "sigmoid", "silu", "swish", "softmax", "gelu", "standardize", "layer_norm"]

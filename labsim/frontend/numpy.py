@@ -183,7 +183,7 @@ def _binary(op: str, x, y, **params):
         except ValueError:
             raise ShapeError(f"{op}: shapes {sx} and {sy} cannot be broadcast together") from None
         x, y = broadcast_to(x, shape), broadcast_to(y, shape)
-    elif sx == () and sy == () and not isinstance(x, Tracer) and not isinstance(y, Tracer):
+    elif _dtype(x) is None and _dtype(y) is None:  # two Python scalars: the result is an array
         x = asarray(x)
     return bind(op, x, y, **params)
 
@@ -196,11 +196,15 @@ def minimum(x, y): return _binary("minimum", x, y)
 
 
 def divide(x, y):
-    """True division; integer operands are promoted to float32 first (as in ``jnp.divide``)."""
-    if _dtype(x) is not None and not is_float(_dtype(x)):
-        x = astype(x, "float32")
-    if _dtype(y) is not None and not is_float(_dtype(y)):
-        y = astype(y, "float32")
+    """True division, as ``jnp.divide``: the operands promote first, and an integer (or bool) result
+    dtype becomes float32 (int32 / bfloat16 is bfloat16; int32 / int32 is float32)."""
+    _check("divide", x, y)
+    dts = [d for d in (_dtype(x), _dtype(y)) if d is not None]
+    if dts:
+        target = result_dtype(*dts)
+        if not is_float(target):
+            target = "float32"
+        x, y = (astype(v, target) if _dtype(v) is not None else v for v in (x, y))
     return _binary("divide", x, y)
 
 
