@@ -26,6 +26,7 @@ RANGES = {
     "onchip": (1e3, 1e9),
     "compute_units": (1, 10_000),
     "launch_overhead": (1e-7, 1e-4),
+    "special_flops": (1e11, 1e14),
 }
 
 
@@ -51,6 +52,8 @@ def numeric_fields(chip: Chip) -> dict[str, float]:
         out["compute_units"] = chip.compute_units
     if chip.launch_overhead:
         out["launch_overhead"] = chip.launch_overhead
+    if chip.special_flops:
+        out["special_flops"] = chip.special_flops
     return out
 
 
@@ -208,3 +211,31 @@ def test_a_reader_can_add_a_chip():
     assert mine.ridge_point("bf16") == pytest.approx(100.0)
     with pytest.raises(ValueError):
         Link("broken", 0.0)
+
+
+@pytest.mark.parametrize("key", ["A100 80GB", "H100 SXM", "H200", "B200"])
+def test_nvidia_tf32_rate_is_half_the_bf16_rate(key):
+    """Every NVIDIA datasheet from Ampere on prints TF32 at half the FP16/BF16 tensor rate."""
+    chip = PRESETS[key]
+    assert chip.matrix_flops["tf32"] == pytest.approx(chip.matrix_flops["bfloat16"] / 2, rel=2e-3)
+    assert chip.matrix_flops["tf32"] > chip.vector_flops["float32"]
+    assert chip.peak_flops("tf32", "matrix") == chip.matrix_flops["tf32"]
+
+
+def test_sfu_rates():
+    h100, a100 = PRESETS["H100 SXM"], PRESETS["A100 80GB"]
+    assert h100.special_flops == 3.9e12  # FlashAttention-3's figure
+    # A100: 16 SFU results per SM per clock against 64 fp32 FMAs (128 FLOPs), cc 8.0
+    assert a100.special_flops == pytest.approx(a100.vector_flops["float32"] * 16 / 128)
+    # the H100 figure agrees with the same per-SM rule (16 vs 128 FMAs = 256 FLOPs) within the clock range
+    assert h100.special_flops == pytest.approx(h100.vector_flops["float32"] * 16 / 256, rel=0.08)
+    for key in ("B200", "TPU v5e", "TPU v6e", "CPU"):
+        assert PRESETS[key].special_flops == 0  # no sourced rate: falls back to the vector rate
+
+
+@chips
+def test_modelling_assumptions_are_labelled(key):
+    """Numbers that are labsim assumptions (no source) are said to be so in the preset's notes."""
+    chip = PRESETS[key]
+    if chip.min_kernel_time or chip.call_overhead or chip.gemm_efficiency != 1:
+        assert "assumption" in chip.notes, key

@@ -1,6 +1,7 @@
 """Kernels and the roofline: FLOPs, bytes and launch shapes in closed form; cost read from the presets."""
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -149,12 +150,18 @@ def test_program_table():
 # ----------------------------------------------------------------------------------------------
 # roofline cost, numbers read from the presets
 def _peak(chip, kernel):
-    """The documented rule: a contraction uses the matrix unit if the chip lists its dtype there."""
-    if kernel.kind is ls.KernelKind.CONTRACTION and kernel.dtype in chip.matrix_flops:
-        return chip.matrix_flops[kernel.dtype], ls.Unit.MATRIX
+    """The documented rule: a contraction uses the matrix unit if the chip lists its dtype there (a float32
+    one the TF32 rate on an NVIDIA GPU unless its precision is "highest"); contractions pay the chip's
+    GEMM efficiency."""
+    eff = chip.gemm_efficiency if kernel.kind is ls.KernelKind.CONTRACTION else 1.0
+    if kernel.kind is ls.KernelKind.CONTRACTION:
+        if kernel.dtype == "float32" and "tf32" in chip.matrix_flops and kernel.precision != "highest":
+            return chip.matrix_flops["tf32"] * eff, ls.Unit.MATRIX
+        if kernel.dtype in chip.matrix_flops:
+            return chip.matrix_flops[kernel.dtype] * eff, ls.Unit.MATRIX
     if kernel.dtype in chip.vector_flops:
-        return chip.vector_flops[kernel.dtype], ls.Unit.VECTOR
-    return chip.vector_flops["float32"], ls.Unit.VECTOR
+        return chip.vector_flops[kernel.dtype] * eff, ls.Unit.VECTOR
+    return chip.vector_flops["float32"] * eff, ls.Unit.VECTOR
 
 
 @pytest.mark.parametrize("chip_name", ["H100 SXM", "A100 80GB", "H200", "B200", "CPU"])
@@ -168,13 +175,18 @@ def test_estimate_matches_the_roofline(chip_name):
     vec = chip.vector_flops["float32"]
     for k, kc in zip(prog.kernels, cost.kernels):
         peak, unit = _peak(chip, k)
-        assert kc.unit is unit and kc.peak_flops == peak
-        assert kc.compute_time == pytest.approx(k.flops / peak + k.transcendentals / vec, rel=1e-12)
+        assert kc.unit is unit and kc.peak_flops == pytest.approx(peak, rel=1e-12)
+        if chip.special_flops:  # SFUs beside the lanes: the slower sets the pace
+            assert kc.compute_time == pytest.approx(max(k.flops / peak, k.transcendentals / chip.special_flops), rel=1e-12)
+        else:  # no SFU rate: one vector operation per transcendental
+            assert kc.compute_time == pytest.approx(k.flops / peak + k.transcendentals / vec, rel=1e-12)
         assert kc.memory_time == pytest.approx((k.bytes_read + k.bytes_written) / chip.hbm_bandwidth, rel=1e-12)
-        assert kc.time == max(kc.compute_time, kc.memory_time)
-        assert kc.bound is (ls.Bound.COMPUTE if kc.compute_time >= kc.memory_time else ls.Bound.MEMORY)
-    assert cost.time == pytest.approx(sum(max(kc.compute_time, kc.memory_time) for kc in cost.kernels)
-                                      + len(prog.kernels) * chip.launch_overhead, rel=1e-12)
+        assert kc.time == max(kc.compute_time, kc.memory_time, chip.min_kernel_time)
+        if kc.bound is not ls.Bound.LATENCY:
+            assert kc.bound is (ls.Bound.COMPUTE if kc.compute_time >= kc.memory_time else ls.Bound.MEMORY)
+    assert cost.serial_time == pytest.approx(
+        sum(kc.time for kc in cost.kernels)
+        + len(prog.kernels) * (chip.launch_overhead + chip.call_overhead + ls.machines.roofline.HOST_API_TIME), rel=1e-12)
     no_launch = ls.estimate(prog, chip_name, launch_overhead=False)
     assert no_launch.time == pytest.approx(cost.kernel_time)
 
@@ -190,6 +202,7 @@ def test_bound_on_both_sides_of_the_ridge(chip_name, dtype):
     peak, _ = _peak(chip, probe)
     ridge = peak / chip.hbm_bandwidth
     s_ridge = 3 * isz * ridge / 2
+    chip_name = dataclasses.replace(chip, min_kernel_time=0.0)  # the latency floor is tested on its own below
     for s, bound in ((max(1, int(s_ridge / 4)), ls.Bound.MEMORY), (int(s_ridge * 4) + 1, ls.Bound.COMPUTE)):
         prog = ls.compile(ls.trace(lnp.dot, S((s, s), dtype), S((s, s), dtype)))
         (kc,) = ls.estimate(prog, chip_name).kernels
@@ -220,10 +233,107 @@ def test_bf16_matmul_uses_the_matrix_unit():
         assert kc.peak_flops == PRESETS[name].matrix_flops["bfloat16"]
         assert kc.bound is ls.Bound.COMPUTE
         assert kc.compute_time == pytest.approx(2 * 4096**3 / PRESETS[name].matrix_flops["bfloat16"])
-    f32 = ls.compile(ls.trace(lnp.matmul, S((4096, 4096)), S((4096, 4096))))
+    f32 = ls.compile(ls.trace(lambda a, b: lnp.matmul(a, b, precision="highest"), S((4096, 4096)), S((4096, 4096))))
     (kc,) = ls.estimate(f32, "H100 SXM").kernels
-    assert kc.unit is ls.Unit.VECTOR  # the H100 preset lists no fp32 matrix rate
+    assert kc.unit is ls.Unit.VECTOR  # full float32: the H100's fp32 lanes
     assert kc.compute_time > ls.estimate(prog, "H100 SXM").kernels[0].compute_time
+
+
+# ----------------------------------------------------------------------------------------------
+# precision, special functions, latency floor: each against a closed form derived here
+N = 4096
+FLOPS = 2 * N**3
+
+
+@pytest.mark.parametrize("how", ["dot", "matmul", "einsum"])
+def test_float32_dot_precision_on_h100(how):
+    fns = {
+        "dot": lambda p: (lambda a, b: lnp.dot(a, b, precision=p)),
+        "matmul": lambda p: (lambda a, b: lnp.matmul(a, b, precision=p)),
+        "einsum": lambda p: (lambda a, b: lnp.einsum("ij,jk->ik", a, b, precision=p)),
+    }
+    h100 = PRESETS["H100 SXM"]
+    for p, rate, unit in ((None, 494.7e12, ls.Unit.MATRIX), ("default", 494.7e12, ls.Unit.MATRIX),
+                          ("high", 494.7e12, ls.Unit.MATRIX), ("highest", 66.9e12, ls.Unit.VECTOR)):
+        g = ls.trace(fns[how](p), S((N, N)), S((N, N)))
+        prog = ls.compile(g)
+        (kc,) = [kc for kc in ls.estimate(prog, h100).kernels if kc.flops]
+        assert kc.unit is unit and kc.precision == (p or "default")
+        assert kc.compute_time == pytest.approx(FLOPS / rate, rel=1e-12)  # flops / TF32 or fp32 rate
+        assert kc.dtype == ("tf32" if unit is ls.Unit.MATRIX else "float32")
+
+
+def test_precision_is_a_dot_attribute_and_survives_passes_and_grad():
+    g = ls.trace(lambda a, b: lnp.dot(a.T, b, precision="highest"), S((8, 4)), S((8, 3)))
+    (dot,) = [n for n in g.nodes if n.op == "dot"]
+    assert dot.attr("precision") == "highest" and "operand_precision={highest,highest}" in str(g)
+    prog = ls.compile(g)  # the layout pass folds the transpose into a new dot: the precision stays
+    (k,) = [k for k in prog.kernels if k.kind is ls.KernelKind.CONTRACTION]
+    assert k.precision == "highest"
+    plain = ls.trace(lambda a, b: lnp.dot(a, b), S((4, 8)), S((8, 3)))
+    assert [n for n in plain.nodes if n.op == "dot"][0].attr("precision") is None  # default is not recorded
+    with pytest.raises(ValueError, match="precision"):
+        ls.trace(lambda a, b: lnp.dot(a, b, precision="medium"), S((4, 8)), S((8, 3)))
+
+    class Precision:  # jax.lax.Precision-like: an enum member with a name
+        name = "HIGHEST"
+    g2 = ls.trace(lambda a, b: lnp.matmul(a, b, precision=Precision()), S((4, 8)), S((8, 3)))
+    assert [n for n in g2.nodes if n.op == "dot"][0].attr("precision") == "highest"
+    gg = ls.trace(ls.grad(lambda a, b: lnp.sum(lnp.dot(a, b, precision="highest"))), S((4, 8)), S((8, 3)))
+    assert all(n.attr("precision") == "highest" for n in gg.nodes if n.op == "dot")
+
+
+def test_float32_dot_on_tpu_takes_bf16_passes():
+    v5e = PRESETS["TPU v5e"]
+    for p, passes in (("default", 1), ("high", 3), ("highest", 6)):
+        prog = ls.compile(ls.trace(lambda a, b: lnp.dot(a, b, precision=p), S((N, N)), S((N, N))))
+        (kc,) = ls.estimate(prog, v5e).kernels
+        assert kc.compute_time == pytest.approx(FLOPS * passes / v5e.matrix_flops["bfloat16"], rel=1e-12)
+
+
+def test_bf16_dot_ignores_precision():
+    h100 = PRESETS["H100 SXM"]
+    prog = ls.compile(ls.trace(lambda a, b: lnp.dot(a, b, precision="highest"), S((N, N), "bf16"), S((N, N), "bf16")))
+    (kc,) = ls.estimate(prog, h100).kernels
+    assert kc.compute_time == pytest.approx(FLOPS / h100.matrix_flops["bfloat16"], rel=1e-12)
+
+
+def test_tanh_is_charged_to_the_special_function_units():
+    n = 1 << 24
+    prog = ls.compile(ls.trace(lnp.tanh, S((n,), "bf16")))
+    (k,) = prog.kernels
+    assert k.transcendentals == n
+    h100, b200 = PRESETS["H100 SXM"], PRESETS["B200"]
+    (kc,) = ls.estimate(prog, h100).kernels
+    assert kc.special_time == pytest.approx(n / 3.9e12)  # transcendentals / SFU rate
+    assert kc.compute_time == pytest.approx(max(k.flops / h100.vector_flops["float32"], n / 3.9e12))
+    # on its own, tanh still waits for memory: n / 3.9e12 = 4.3 us of SFU time against 4n bytes / 3.35 TB/s
+    # = 20 us; but 17 times the 0.25 us that one fp32 lane op each would cost
+    assert kc.bound is ls.Bound.MEMORY and kc.special_time == pytest.approx(
+        h100.vector_flops["float32"] / 3.9e12 * n / h100.vector_flops["float32"])
+    assert kc.special_time / (n / h100.vector_flops["float32"]) == pytest.approx(66.9 / 3.9)
+    (kb,) = ls.estimate(prog, b200).kernels  # no SFU rate: one fp32 vector op each, added
+    assert kb.compute_time == pytest.approx((k.flops + n) / b200.vector_flops["float32"])
+
+
+def test_a_tiny_kernel_costs_at_least_the_floor():
+    prog = ls.compile(ls.trace(lambda x: x * 2.0, S((1024,))))
+    for name in ("H100 SXM", "A100 80GB", "H200", "B200"):
+        chip = PRESETS[name]
+        (kc,) = ls.estimate(prog, name).kernels
+        assert kc.memory_time == pytest.approx(8192 / chip.hbm_bandwidth)  # nanoseconds
+        assert kc.time == chip.min_kernel_time == 2e-6 and kc.bound is ls.Bound.LATENCY
+    (kt,) = ls.estimate(prog, "TPU v5e").kernels  # no floor on the TPU presets
+    assert kt.time == max(kt.compute_time, kt.memory_time)
+
+
+def test_cpu_gemm_efficiency_and_call_cost():
+    cpu = PRESETS["CPU"]
+    prog = ls.compile(ls.trace(lnp.dot, S((N, N), "bf16"), S((N, N), "bf16")))
+    cost = ls.estimate(prog, cpu)
+    (kc,) = cost.kernels
+    assert kc.compute_time == pytest.approx(FLOPS / (0.5 * cpu.matrix_flops["bfloat16"]))
+    assert cost.time == pytest.approx(1e-6 + 5e-6 + kc.time)  # one API call + the per-call cost + the GEMM
 
 
 def test_estimate_accepts_a_chip_object():

@@ -77,8 +77,19 @@ def check_rules(prog, chip_name, result, *, copy_inputs=True, host_api_time=1e-6
     assert result.time == pytest.approx(tr.end, rel=1e-12)
     assert result.kernel_time == pytest.approx(sum(kc.time for kc in cost.kernels), rel=1e-9)
     for e in tr.on(HOST):
-        if e.kind in (EventKind.API, EventKind.LAUNCH):
+        if e.kind is EventKind.API:
             assert e.duration == pytest.approx(host_api_time)
+        if e.kind is EventKind.LAUNCH:  # a CPU call also pays the preset's per-call software cost
+            assert e.duration == pytest.approx(host_api_time + chip.call_overhead)
+    # block_until_ready only waits: it ends when the last kernel ends, before any byte is copied back
+    (wait,) = [e for e in tr.on(HOST) if e.name == "block_until_ready"] or [None]
+    if wait is not None:
+        assert wait.kind is EventKind.WAIT and wait.end == pytest.approx(kernels[-1].end, rel=1e-12)
+        assert all(b.start >= wait.end - EPS for b in backs)
+    assert result.ready_time == pytest.approx(kernels[-1].end, rel=1e-12)
+    reads = [e for e in tr.on(HOST) if e.kind is EventKind.API and e.name.startswith("read back")]
+    assert len(reads) == len(prog.graph.outputs)
+    assert all(r.start >= result.ready_time - EPS for r in reads)
 
 
 @pytest.mark.parametrize("chip_name", ["H100 SXM", "A100 80GB", "B200", "CPU"])
@@ -118,7 +129,7 @@ def test_without_input_copies_the_first_kernel_starts_after_one_api_call_and_the
         for api in (1e-6, 3e-6):
             res = ls.simulate(prog, chip_name, copy_inputs=False, host_api_time=api)
             first = res.trace.on(STREAM)[0]
-            assert first.start == pytest.approx(api + chip.launch_overhead, rel=1e-12, abs=1e-18)
+            assert first.start == pytest.approx(api + chip.call_overhead + chip.launch_overhead, rel=1e-12, abs=1e-18)
             assert not res.trace.on(H2D)
             check_rules(prog, chip_name, res, copy_inputs=False, host_api_time=api)
 
@@ -172,3 +183,42 @@ def test_the_runtime_records_typed_units():
     assert tr.chips == (ls.HOST_CHIP, 0) and tr.chip_names == (PRESETS["H100 SXM"].name,)
     assert {e.unit.kind for e in tr.of_kind(EventKind.KERNEL)} == {UnitKind.STREAM}
     assert tr.of_kind("copy") == tr.of_kind(EventKind.COPY)  # the kind's value is accepted too
+
+
+@pytest.mark.parametrize("chip_name", ["H100 SXM", "A100 80GB", "TPU v5e", "CPU"])
+@pytest.mark.parametrize("eager", [False, True])
+def test_estimate_and_simulate_agree_with_the_data_on_the_device(chip_name, eager):
+    """Both overlap launches with running kernels; derive the schedule by hand here."""
+    prog = mlp_program(passes=[] if eager else None)
+    chip = PRESETS[chip_name]
+    cost = ls.estimate(prog, chip_name)
+    res = ls.simulate(prog, chip_name, copy_inputs=False, copy_back=False)
+    assert res.time == pytest.approx(cost.time, rel=1e-12)
+    api, L, call = 1e-6, chip.launch_overhead, chip.call_overhead
+    t_host = end = 0.0
+    for kc in cost.kernels:
+        t_host += api + call
+        end = max(t_host + L, end) + kc.time
+        if chip.kind is ls.ChipKind.CPU:
+            t_host = end
+    assert cost.time == pytest.approx(end, rel=1e-12)
+    # the pessimistic series figure pays every launch latency in full
+    assert cost.serial_time == pytest.approx(cost.kernel_time + len(cost.kernels) * (api + call + L), rel=1e-12)
+    assert cost.time <= cost.serial_time + 1e-15
+    assert cost.overhead_time == pytest.approx(cost.time - cost.kernel_time)
+
+
+def test_block_until_ready_waits_and_reading_copies():
+    prog = ls.compile(ls.trace(lambda x: x * 2.0, S((1 << 20,))))
+    res = ls.simulate(prog, "H100 SXM")
+    host = res.trace.on(HOST)
+    names = [e.name for e in host]
+    i_wait = names.index("block_until_ready")
+    i_read = next(i for i, n in enumerate(names) if n.startswith("read back:"))
+    assert i_wait < i_read and host[i_wait].kind is EventKind.WAIT
+    (copy,) = res.trace.on(D2H)
+    assert copy.start >= host[i_wait].end and "read back" in copy.detail
+    assert host[-1].name == "read back" and host[-1].kind is EventKind.WAIT and host[-1].end == res.time
+    # without reading the value, the call ends when block_until_ready returns
+    no_read = ls.simulate(prog, "H100 SXM", copy_back=False)
+    assert no_read.time == pytest.approx(res.ready_time) and not no_read.trace.on(D2H)

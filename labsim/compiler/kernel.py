@@ -58,6 +58,7 @@ class Kernel:
     launch: Launch
     dtype: str
     tile: tuple[int, int, int] | None = None  # (tm, tn, tk) for contractions
+    precision: str = "default"  # the dot's precision= ("default", "high", "highest"), for contractions
     _names: dict = field(default_factory=dict, repr=False)
     render: Callable[..., str] | None = field(default=None, repr=False)  # set by lowering: codegen.listing
 

@@ -33,7 +33,9 @@ def fold_transpose(g: Graph) -> Graph:
                 new[side] = b.atom(t.operands[0])
                 changed = True
             if changed:
-                out = b.emit(Op.DOT, tuple(new), contracting=(dims[0][0], dims[1][0]), batch=(dims[0][1], dims[1][1]))
+                extra = {"precision": n.attr("precision")} if n.attr("precision") else {}
+                out = b.emit(Op.DOT, tuple(new), contracting=(dims[0][0], dims[1][0]), batch=(dims[0][1], dims[1][1]),
+                             **extra)
                 b.sub[id(n.out)] = out
                 producer[id(out)] = b.nodes[-1]
                 continue

@@ -83,13 +83,15 @@ def make_kernel(name: str, nodes: Sequence[Node], outputs: Sequence[Var], alias:
     if kind is KernelKind.CONTRACTION:
         dot = next(n for n in nodes if ops.get(n.op).kind is OpKind.CONTRACTION)
         dtype = dot.operands[0].aval.dtype
+        precision = dot.attr("precision", "default")
     else:
         dtype = root.out.aval.dtype
+        precision = "default"
     return Kernel(
         name=name, kind=kind, nodes=tuple(nodes), inputs=tuple(inputs), outputs=tuple(outputs),
         flops=flops, transcendentals=trans,
         bytes_read=sum(v.aval.nbytes for v in inputs), bytes_written=sum(v.aval.nbytes for v in outputs),
-        launch=launch, dtype=dtype, tile=tile,
+        launch=launch, dtype=dtype, tile=tile, precision=precision,
         _names={("p", id(v)): _ident((names or {}).get(id(v), f"buf{v.id}")) for v in (*inputs, *outputs)},
         render=listing,
     )

@@ -474,7 +474,7 @@ def dot_subscripts(lhs_ndim: int, rhs_ndim: int, contracting, batch) -> tuple[st
     return "".join(ls), "".join(rs), "".join(out)
 
 
-def _dot_impl(x, y, contracting, batch):
+def _dot_impl(x, y, contracting, batch, precision="default"):
     L, R, out = dot_subscripts(x.ndim, y.ndim, contracting, batch)
     return np.asarray(np.einsum(f"{L},{R}->{out}", x, y))
 
@@ -496,13 +496,17 @@ def _dot_fmt(p) -> str:
     s = ""
     if lb:
         s += f", lhs_batch_dims={_fmt_list(lb)}, rhs_batch_dims={_fmt_list(rb)}"
-    return s + f", lhs_contracting_dims={_fmt_list(lc)}, rhs_contracting_dims={_fmt_list(rc)}"
+    s += f", lhs_contracting_dims={_fmt_list(lc)}, rhs_contracting_dims={_fmt_list(rc)}"
+    if p.get("precision", "default") != "default":  # as HLO prints a non-default precision config
+        s += f", operand_precision={{{p['precision']},{p['precision']}}}"
+    return s
 
 
 register(OpDef(
     name=Op.DOT, arity=2, shape_rule=_dot_shape, impl=_dot_impl,
     flops=_dot_flops, transcendentals=_zero, hlo="dot", attr_format=_dot_fmt, ptx="mma",
-    doc="dot_general: params contracting=((lhs dims),(rhs dims)), batch=((lhs dims),(rhs dims)). "
+    doc="dot_general: params contracting=((lhs dims),(rhs dims)), batch=((lhs dims),(rhs dims)), and "
+        "optionally precision ('high' or 'highest'; absent means 'default'), which only the cost model reads. "
         "Result dims: batch, then lhs free dims, then rhs free dims (as in HLO).",
 ))
 

@@ -48,7 +48,8 @@ def _reduce_back(c, n: Node, x):
 
 def _dot_vjp(c, n: Node, x, y):
     L, R, out = ops.dot_subscripts(len(lnp._shape(x)), len(lnp._shape(y)), n.attr("contracting"), n.attr("batch"))
-    return lnp.einsum(f"{out},{R}->{L}", c, y), lnp.einsum(f"{L},{out}->{R}", x, c)
+    p = n.attr("precision")  # the backward products keep the forward product's precision, as in JAX
+    return lnp.einsum(f"{out},{R}->{L}", c, y, precision=p), lnp.einsum(f"{L},{out}->{R}", x, c, precision=p)
 
 
 def _broadcast_vjp(c, n: Node, x):

@@ -570,13 +570,49 @@ class _IndexUpdateHelper:
 
 # ----------------------------------------------------------------------------------------------
 # contractions
-def _dot_general(x, y, contracting, batch=((), ())):
+# ``precision=`` as in ``jnp.dot`` / ``jax.lax.Precision``: how a float32 product may be computed.
+# JAX's documented meaning, which labsim's cost model follows (labsim.machines.roofline):
+#   "default" (alias "fastest", "bfloat16"): TF32 tensor cores on NVIDIA GPUs that have them (A100 and
+#       later), one bfloat16 pass on the TPU's MXU;
+#   "high" (alias "bfloat16_3x", "tensorfloat32"): TF32 on NVIDIA GPUs, three bfloat16 passes on TPU;
+#   "highest" (alias "float32"): full float32 (CUDA cores on GPUs), six bfloat16 passes on TPU.
+# bfloat16 and float16 dots are computed in their own format whatever the precision.
+PRECISIONS = ("default", "high", "highest")
+_PRECISION_ALIASES = {"default": "default", "fastest": "default", "bfloat16": "default",
+                      "high": "high", "bfloat16_3x": "high", "tensorfloat32": "high",
+                      "highest": "highest", "float32": "highest"}
+
+
+def _precision(precision, op: str) -> str:
+    """Normalise ``precision`` (None, a name, a ``jax.lax.Precision``-like enum, or a pair of them)."""
+    if precision is None:
+        return "default"
+    if isinstance(precision, (tuple, list)):
+        if len(precision) != 2:
+            raise ValueError(f"{op}: precision must be one value or a pair (lhs, rhs), got {precision!r}")
+        a, b = (_precision(p, op) for p in precision)
+        return max(a, b, key=PRECISIONS.index)  # the more precise operand decides, as XLA does
+    name = getattr(precision, "name", precision)  # jax.lax.Precision.HIGHEST -> "HIGHEST"
+    if isinstance(name, str) and name.lower() in _PRECISION_ALIASES:
+        return _PRECISION_ALIASES[name.lower()]
+    raise ValueError(f"{op}: unknown precision {precision!r}; use None, 'default', 'high' or 'highest' "
+                     "(or jax.lax.Precision.DEFAULT / HIGH / HIGHEST)")
+
+
+def _dot_general(x, y, contracting, batch=((), ()), precision: str = "default"):
     x, y = _promote("dot", x, y)
+    if precision != "default":  # recorded only when it is not the default, as HLO prints it
+        return bind("dot", x, y, contracting=contracting, batch=batch, precision=precision)
     return bind("dot", x, y, contracting=contracting, batch=batch)
 
 
-def dot(a, b):
-    """``jnp.dot``: contracts the last axis of ``a`` with the second-to-last of ``b`` (or its only axis)."""
+def dot(a, b, *, precision=None):
+    """``jnp.dot``: contracts the last axis of ``a`` with the second-to-last of ``b`` (or its only axis).
+
+    ``precision`` as in JAX (None/"default", "high", "highest", or ``jax.lax.Precision`` names): it is
+    recorded on the ``dot`` node and decides the rate of a float32 product (see ``PRECISIONS``).
+    """
+    precision = _precision(precision, "dot")
     _check("dot", a, b)
     sa, sb = _shape(a), _shape(b)
     if sa == () or sb == ():
@@ -584,11 +620,12 @@ def dot(a, b):
     cb = 0 if len(sb) == 1 else len(sb) - 2
     if sa[-1] != sb[cb]:
         raise ShapeError(f"dot: shapes {sa} and {sb} are not aligned: {sa[-1]} (dim {len(sa) - 1}) != {sb[cb]} (dim {cb})")
-    return _dot_general(a, b, ((len(sa) - 1,), (cb,)))
+    return _dot_general(a, b, ((len(sa) - 1,), (cb,)), precision=precision)
 
 
-def matmul(a, b):
-    """``jnp.matmul`` / ``@``: batched matrix product with NumPy's batch broadcasting."""
+def matmul(a, b, *, precision=None):
+    """``jnp.matmul`` / ``@``: batched matrix product with NumPy's batch broadcasting (``precision`` as in :func:`dot`)."""
+    precision = _precision(precision, "matmul")
     _check("matmul", a, b)
     sa, sb = _shape(a), _shape(b)
     if sa == () or sb == ():
@@ -598,7 +635,7 @@ def matmul(a, b):
     if ka != kb:
         raise ShapeError(f"matmul: shapes {sa} and {sb} do not match in the contracted dimension ({ka} != {kb})")
     if len(sa) <= 2 and len(sb) <= 2 or len(sb) <= 2:
-        return _dot_general(a, b, ((len(sa) - 1,), (0 if len(sb) == 1 else len(sb) - 2,)))
+        return _dot_general(a, b, ((len(sa) - 1,), (0 if len(sb) == 1 else len(sb) - 2,)), precision=precision)
     # both have batch dims (or b has and a is a matrix): broadcast batch dims, then a batched dot
     ba, bb = sa[:-2], sb[:-2]
     try:
@@ -612,14 +649,17 @@ def matmul(a, b):
     a = broadcast_to(a, bshape + sa[-2:])
     b = broadcast_to(b, bshape + sb[-2:])
     nb = len(bshape)
-    out = _dot_general(a, b, ((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))))
+    out = _dot_general(a, b, ((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))), precision=precision)
     if a_is_vector:
         out = squeeze(out, nb)
     return out
 
 
-def einsum(subscripts: str, *operands):
-    """Two-operand (or one-operand) ``einsum`` lowered to one ``dot`` plus a transpose, as XLA does."""
+def einsum(subscripts: str, *operands, precision=None):
+    """Two-operand (or one-operand) ``einsum`` lowered to one ``dot`` plus a transpose, as XLA does.
+
+    ``precision`` as in :func:`dot`."""
+    precision = _precision(precision, "einsum")
     if "..." in subscripts:
         raise ValueError("einsum: '...' is not supported by labsim")
     if "->" not in subscripts:
@@ -670,7 +710,7 @@ def einsum(subscripts: str, *operands):
     batch = [ch for ch in sa if ch in sb and ch in out]
     contract = [ch for ch in sa if ch in sb and ch not in out]
     res = _dot_general(a, b, (tuple(sa.index(c) for c in contract), tuple(sb.index(c) for c in contract)),
-                       (tuple(sa.index(c) for c in batch), tuple(sb.index(c) for c in batch)))
+                       (tuple(sa.index(c) for c in batch), tuple(sb.index(c) for c in batch)), precision=precision)
     got = "".join(batch) + "".join(ch for ch in sa if ch not in sb) + "".join(ch for ch in sb if ch not in sa)
     return transpose(res, [got.index(ch) for ch in out])
 

@@ -30,6 +30,13 @@ class Unit(enum.Enum):
     VECTOR = "vector"  # SIMT fp32 lanes (GPU), VPU (TPU), SIMD lanes (CPU)
 
 
+# A matrix-rate key that is a number format of the matrix unit rather than an array dtype: NVIDIA's
+# TensorFloat-32 (8-bit exponent, 10-bit mantissa), which tensor cores use for float32 products when
+# the dot's precision allows it. ``Chip.matrix_flops["tf32"]`` holds that rate.
+TF32 = "tf32"
+RATE_KEYS = (TF32,)
+
+
 @dataclass(frozen=True)
 class Link:
     """A data link. ``bandwidth`` is bytes/s in one direction; ``latency`` seconds per transfer."""
@@ -58,7 +65,10 @@ class Chip:
     """One accelerator (or CPU socket) as the roofline and the machines see it.
 
     ``matrix_flops`` / ``vector_flops`` map a dtype name ("bfloat16", "float32", ...) to the dense peak
-    rate in FLOP/s of that unit. ``onchip`` maps a named on-chip memory ("L2", "shared memory per SM",
+    rate in FLOP/s of that unit; ``matrix_flops["tf32"]`` is the tensor cores' TensorFloat-32 rate for
+    float32 products. ``special_flops`` is the special-function units' rate (transcendentals per
+    second), ``min_kernel_time`` the latency floor of one kernel and ``call_overhead`` the host
+    software cost of one call (used for the CPU, where a kernel is a library call, not a launch). ``onchip`` maps a named on-chip memory ("L2", "shared memory per SM",
     "VMEM", ...) to bytes. ``sources`` maps a field name (e.g. "hbm_bandwidth", "matrix_flops.bfloat16")
     to a BibTeX key, so every number can be traced to a datasheet. ``arch`` names the generation
     ("Ampere", "Hopper", "Blackwell", "TPU v5e", "Sapphire Rapids", ...): it is not a number but decides
@@ -77,6 +87,10 @@ class Chip:
     compute_units: int = 1  # SMs, TensorCores x MXUs, or CPU cores
     compute_unit_name: str = "unit"
     launch_overhead: float = 0.0  # seconds from enqueue to kernel start
+    special_flops: float = 0.0  # special-function (exp, tanh, rsqrt ...) operations/s; 0 = not recorded
+    min_kernel_time: float = 0.0  # seconds: the shortest time any kernel takes on the device
+    call_overhead: float = 0.0  # seconds of host software per kernel call (CPU presets; GPUs use launch_overhead)
+    gemm_efficiency: float = 1.0  # fraction of the matrix peak a library GEMM sustains (1: the roofline bound)
     memory_name: str = "HBM"
     sources: Mapping[str, str] = field(default_factory=dict)
     notes: str = ""
@@ -90,7 +104,7 @@ class Chip:
 
     def peak_flops(self, dtype="float32", unit: Unit | str | None = None) -> float:
         """Dense peak FLOP/s for ``dtype`` on ``unit`` (default: the fastest unit that supports it)."""
-        dt = canonical_dtype(dtype)
+        dt = dtype if dtype in RATE_KEYS else canonical_dtype(dtype)
         if unit is None:
             rates = [r for r in (self.matrix_flops.get(dt), self.vector_flops.get(dt)) if r]
             if not rates:
@@ -112,4 +126,4 @@ class Chip:
         return self.peak_flops(dtype, unit) / self.hbm_bandwidth
 
 
-__all__ = ["Chip", "ChipKind", "Link", "Unit"]
+__all__ = ["Chip", "ChipKind", "Link", "RATE_KEYS", "TF32", "Unit"]

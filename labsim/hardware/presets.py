@@ -31,11 +31,28 @@ _MiB = 2**20
 
 # --- NVIDIA ---------------------------------------------------------------------------------------
 
-# The 3-5 us rule of thumb from enqueue to kernel start. NVIDIA's CUDA Graphs post measured a
-# 2.9 us kernel launched back to back at 3.8 us per kernel (9.6 us when synchronising after each);
-# 4 us sits inside that range. It is a modelling choice, not a datasheet number.
+# The 3-5 us rule of thumb from enqueue to kernel start. It rests on one 2019 measurement on a V100
+# (Volta), not on a Hopper or Blackwell figure: NVIDIA's CUDA Graphs post measured a 2.9 us kernel
+# launched back to back at 3.8 us per kernel (9.6 us when synchronising after each); 4 us sits inside
+# that range. It is a modelling choice, not a datasheet number, and it is a *latency* (enqueue to
+# start): launches overlap with running kernels, so in a stream of kernels it is paid once, not per
+# kernel (see labsim.machines.roofline.ProgramCost).
 _GPU_LAUNCH = 4e-6
-_GPU_LAUNCH_SRC = "nvidia2019cudagraphs, per-kernel times for a 2.9 us kernel"
+_GPU_LAUNCH_SRC = "nvidia2019cudagraphs, per-kernel times for a 2.9 us kernel (V100, 2019)"
+
+# The latency floor of one kernel: a labsim modelling assumption, not a datasheet number. However
+# little a kernel does, its blocks must be dispatched to the SMs, its first loads wait one DRAM round
+# trip (hundreds of ns), and the stream waits for the last block to drain. The figure it rests on is
+# the CUDA Graphs post again: with the host's launch cost removed (a CUDA Graph), NVIDIA's short kernel
+# still took 3.4 us per kernel on a V100. labsim takes a round 2 us, below that, for every GPU.
+_GPU_MIN_KERNEL = 2e-6
+
+# Special-function units (SFUs: exp2, log2, sin, cos, reciprocal, rsqrt, tanh.approx) run at 16
+# results per clock per SM on compute capability 8.0 and 9.0 (CUDA C++ Programming Guide,
+# "Arithmetic Instructions" throughput table), against 64 (8.0) or 128 (9.0) fp32 FMA results, i.e.
+# 128 or 256 fp32 FLOPs. So the SFU rate is the fp32 rate x 16/128 on A100 and x 16/256 on H100.
+# For H100 FlashAttention-3 gives the figure directly: about 3.9 T special-function ops/s.
+_SFU_PER_SM_CLK = 16
 
 _A100 = Chip(
     name="NVIDIA A100 SXM4 80GB",
@@ -46,6 +63,7 @@ _A100 = Chip(
         "float16": 312 * _T,  # FLOP/s, datasheet "FP16 Tensor Core 312 TFLOPS" (624 with sparsity)
         "int8": 624 * _T,  # OP/s, datasheet "INT8 Tensor Core 624 TOPS" (1248 with sparsity)
         "float64": 19.5 * _T,  # FLOP/s, datasheet "FP64 Tensor Core 19.5 TFLOPS"
+        "tf32": 156 * _T,  # FLOP/s, datasheet "TF32 Tensor Core 156 TFLOPS" (312 with sparsity)
     },
     vector_flops={
         "float32": 19.5 * _T,  # FLOP/s, datasheet "FP32 19.5 TFLOPS" (CUDA cores)
@@ -71,12 +89,18 @@ _A100 = Chip(
     compute_units=108,  # SMs in the A100 product ("108 SMs"; the full GA100 die has 128)
     compute_unit_name="SM",
     launch_overhead=_GPU_LAUNCH,
+    # ops/s, derived: 19.5 TFLOP/s fp32 x 16 SFU results / 128 fp32 FLOPs per SM per clock (cc 8.0) = 2.44 T
+    special_flops=19.5 * _T * _SFU_PER_SM_CLK / 128,
+    min_kernel_time=_GPU_MIN_KERNEL,
     memory_name="HBM2e",
     sources={
         "matrix_flops.bfloat16": "nvidia2021a100datasheet, BF16 Tensor Core",
         "matrix_flops.float16": "nvidia2021a100datasheet, FP16 Tensor Core",
         "matrix_flops.int8": "nvidia2021a100datasheet, INT8 Tensor Core",
         "matrix_flops.float64": "nvidia2021a100datasheet, FP64 Tensor Core",
+        "matrix_flops.tf32": "nvidia2021a100datasheet, TF32 Tensor Core (312 with sparsity, halved)",
+        "special_flops": "nvidia-cuda-guide, Arithmetic Instructions throughput (16 per SM per clock, cc 8.0); "
+                         "derived with nvidia2021a100datasheet, FP32",
         "vector_flops.float32": "nvidia2021a100datasheet, FP32",
         "vector_flops.float64": "nvidia2021a100datasheet, FP64",
         "hbm_bandwidth": "nvidia2021a100datasheet, A100 80GB SXM column",
@@ -89,8 +113,9 @@ _A100 = Chip(
         "compute_units": "nvidia2020amperearch, A100 GPU hardware architecture",
         "launch_overhead": _GPU_LAUNCH_SRC,
     },
-    notes="Dense rates; the datasheet's larger figures assume 2:4 sparsity. TF32 tensor-core "
-    "rate (156 TFLOP/s) is not recorded: labsim has no tf32 dtype. Link latencies unset (0).",
+    notes="Dense rates; the datasheet's larger figures assume 2:4 sparsity. 'tf32' is the tensor "
+    "cores' rate for float32 products at JAX's default precision. The SFU rate is derived from the "
+    "per-SM throughput table. min_kernel_time is a labsim assumption. Link latencies unset (0).",
 )
 
 _H100_SXM = Chip(
@@ -103,6 +128,7 @@ _H100_SXM = Chip(
         "float8_e4m3fn": 1978.9 * _T,  # FLOP/s, "Peak FP8 Tensor TFLOPS 1978.9" (3957.8 sparse)
         "int8": 1978.9 * _T,  # OP/s, "Peak INT8 Tensor TOPS 1978.9" (3957.8 sparse)
         "float64": 66.9 * _T,  # FLOP/s, "Peak FP64 Tensor TFLOPS 66.9"
+        "tf32": 494.7 * _T,  # FLOP/s, "Peak TF32 Tensor TFLOPS 494.7" (989.4 with sparsity)
     },
     vector_flops={
         "float32": 66.9 * _T,  # FLOP/s, "Peak FP32 TFLOPS (non-Tensor) 66.9" (datasheet: 67)
@@ -128,6 +154,8 @@ _H100_SXM = Chip(
     compute_units=132,  # SMs in H100 SXM5 (the full GH100 die has 144)
     compute_unit_name="SM",
     launch_overhead=_GPU_LAUNCH,
+    special_flops=3.9 * _T,  # ops/s, FlashAttention-3: "3.9 TFLOPS of special functions" on H100 SXM5
+    min_kernel_time=_GPU_MIN_KERNEL,
     memory_name="HBM3",
     sources={
         "matrix_flops.bfloat16": "nvidia2022hopperarch, H100 SXM5 specifications table",
@@ -135,6 +163,8 @@ _H100_SXM = Chip(
         "matrix_flops.float8_e4m3fn": "nvidia2022hopperarch, H100 SXM5 specifications table",
         "matrix_flops.int8": "nvidia2022hopperarch, H100 SXM5 specifications table",
         "matrix_flops.float64": "nvidia2022hopperarch, H100 SXM5 specifications table",
+        "matrix_flops.tf32": "nvidia2022hopperarch, H100 SXM5 specifications table (Peak TF32 Tensor)",
+        "special_flops": "shah2024flashattention3, Introduction (exponential throughput on H100 SXM5)",
         "vector_flops.float32": "nvidia2022hopperarch, H100 SXM5 specifications table",
         "vector_flops.float64": "nvidia2022hopperarch, H100 SXM5 specifications table",
         "hbm_bandwidth": "nvidia2022h100datasheet, H100 SXM column",
@@ -148,7 +178,9 @@ _H100_SXM = Chip(
         "launch_overhead": _GPU_LAUNCH_SRC,
     },
     notes="Dense rates from NVIDIA's Hopper architecture specifications (boost clock); the datasheet "
-    "rounds them (67 TFLOP/s FP32, 1,979 TFLOP/s BF16 with sparsity). Link latencies unset (0).",
+    "rounds them (67 TFLOP/s FP32, 1,979 TFLOP/s BF16 with sparsity). 'tf32' is the tensor cores' "
+    "rate for float32 products at JAX's default precision. min_kernel_time is a labsim assumption. "
+    "Link latencies unset (0).",
 )
 
 _H200 = Chip(
@@ -164,6 +196,7 @@ _H200 = Chip(
         "float8_e4m3fn": 1978.9 * _T,  # FLOP/s, datasheet "FP8 Tensor Core 3,958 TFLOPS" sparse / 2
         "int8": 1978.9 * _T,  # OP/s, datasheet "INT8 Tensor Core 3,958 TOPS" sparse / 2
         "float64": 67 * _T,  # FLOP/s, datasheet "FP64 Tensor Core 67 TFLOPS"
+        "tf32": 494.7 * _T,  # FLOP/s, datasheet "TF32 Tensor Core 989 TFLOPS" with sparsity / 2
     },
     vector_flops={
         "float32": 67 * _T,  # FLOP/s, datasheet "FP32 67 TFLOPS"
@@ -189,6 +222,8 @@ _H200 = Chip(
     compute_units=132,  # SMs: the H100 SXM5 configuration (the H200 datasheet gives no count)
     compute_unit_name="SM",
     launch_overhead=_GPU_LAUNCH,
+    special_flops=3.9 * _T,  # ops/s, the H100 SXM5 figure of FlashAttention-3 (same GH100 SMs and clock)
+    min_kernel_time=_GPU_MIN_KERNEL,
     memory_name="HBM3e",
     sources={
         "matrix_flops.bfloat16": "nvidia2024h200, BF16 Tensor Core (with sparsity, halved)",
@@ -196,6 +231,8 @@ _H200 = Chip(
         "matrix_flops.float8_e4m3fn": "nvidia2024h200, FP8 Tensor Core (with sparsity, halved)",
         "matrix_flops.int8": "nvidia2024h200, INT8 Tensor Core (with sparsity, halved)",
         "matrix_flops.float64": "nvidia2024h200, FP64 Tensor Core",
+        "matrix_flops.tf32": "nvidia2024h200, TF32 Tensor Core (with sparsity, halved)",
+        "special_flops": "shah2024flashattention3, Introduction (H100 SXM5; the H200 has the same GH100 SMs)",
         "vector_flops.float32": "nvidia2024h200, FP32",
         "vector_flops.float64": "nvidia2024h200, FP64",
         "hbm_bandwidth": "nvidia2024h200, H200 SXM column",
@@ -208,8 +245,8 @@ _H200 = Chip(
         "launch_overhead": _GPU_LAUNCH_SRC,
     },
     notes="Same GH100 compute as H100 SXM, with 141 GB of HBM3e at 4.8 TB/s. L2 size not recorded "
-    "(no primary source for H200). SM count taken from the H100 SXM5 configuration. "
-    "Link latencies unset (0).",
+    "(no primary source for H200). SM count and SFU rate taken from the H100 SXM5 configuration. "
+    "min_kernel_time is a labsim assumption. Link latencies unset (0).",
 )
 
 _B200 = Chip(
@@ -223,6 +260,7 @@ _B200 = Chip(
         "float16": 2.25 * _P,  # FLOP/s, as bfloat16
         "float8_e4m3fn": 4.5 * _P,  # FLOP/s, DGX B200 "72 PFLOPS FP8 training" (8 GPUs, sparse) / 16
         "int8": 4.5 * _P,  # OP/s, HGX B200 "INT8 Tensor Core 72 POPS" (8 GPUs, sparse) / 16
+        "tf32": 1.125 * _P,  # FLOP/s, HGX B200 "TF32 Tensor Core 18 PFLOPS" (8 GPUs, sparse) / 16
     },
     vector_flops={
         "float32": 75 * _T,  # FLOP/s, HGX B200 "FP32 600 TFLOPS" (8 GPUs) / 8
@@ -245,12 +283,16 @@ _B200 = Chip(
     },
     compute_unit_name="SM",  # compute_units left at its default: no primary source gives the count
     launch_overhead=_GPU_LAUNCH,
+    # special_flops left out: without a sourced SM count and clock the per-SM SFU throughput gives no
+    # rate; transcendentals fall back to the fp32 vector rate (see labsim.machines.roofline).
+    min_kernel_time=_GPU_MIN_KERNEL,
     memory_name="HBM3e",
     sources={
         "matrix_flops.bfloat16": "nvidia2024hgx, HGX B200 FP16/BF16 Tensor Core (8 GPUs, with sparsity)",
         "matrix_flops.float16": "nvidia2024hgx, HGX B200 FP16/BF16 Tensor Core (8 GPUs, with sparsity)",
         "matrix_flops.float8_e4m3fn": "nvidia2024dgxb200, FP8 training performance (8 GPUs, with sparsity)",
         "matrix_flops.int8": "nvidia2024hgx, HGX B200 INT8 Tensor Core (8 GPUs, with sparsity)",
+        "matrix_flops.tf32": "nvidia2024hgx, HGX B200 TF32 Tensor Core (8 GPUs, with sparsity)",
         "vector_flops.float32": "nvidia2024hgx, HGX B200 FP32 (8 GPUs)",
         "hbm_bandwidth": "nvidia2024dgxb200, HBM3e bandwidth (8 GPUs)",
         "hbm_capacity": "nvidia2024dgxb200, total GPU memory (8 GPUs)",
@@ -263,7 +305,9 @@ _B200 = Chip(
     notes="Per-GPU dense rates derived from NVIDIA's 8-GPU system figures, which are quoted with "
     "sparsity (divide by 8, then by 2). The 180 GB is the DGX/HGX B200 part (some B200 "
     "products quote 192 GB). SM count and L2 size are not in a primary source and are "
-    "left out; compute_units keeps its default. Link latencies unset (0).",
+    "left out; compute_units keeps its default. No SFU rate (no sourced SM count and clock): "
+    "transcendentals are charged at the fp32 rate. min_kernel_time is a labsim assumption. "
+    "Link latencies unset (0).",
 )
 
 # --- Google TPU -----------------------------------------------------------------------------------
@@ -362,6 +406,16 @@ _TPU_V6E = Chip(
 _XEON_CORES = 56
 _XEON_HZ = 2.0e9
 
+# Two labsim modelling assumptions make the CPU realistic rather than a peak (no primary source gives
+# either for this part; both are labelled so in the preset's notes):
+# * a library GEMM (oneDNN/MKL on AMX) sustains half of the derived AMX peak: the peak above assumes
+#   the base clock on all 56 cores with the tile unit busy every cycle, while real GEMMs also load and
+#   store tiles, synchronise threads and run at the lower AMX/AVX-512 all-core clocks;
+# * each kernel call costs 5 us of host software: the framework's per-operation dispatch (the same
+#   order as the GPU's launch overhead above) and waking the 56-thread pool and joining it again.
+_CPU_GEMM_EFFICIENCY = 0.5
+_CPU_CALL = 5e-6
+
 _CPU = Chip(
     name="Intel Xeon Platinum 8480+ (Sapphire Rapids, one socket)",
     kind=ChipKind.CPU,
@@ -387,6 +441,8 @@ _CPU = Chip(
     },
     compute_units=56,  # cores, ARK "Total Cores 56"
     compute_unit_name="core",
+    call_overhead=_CPU_CALL,  # s per kernel call: labsim assumption (dispatch + thread pool), see above
+    gemm_efficiency=_CPU_GEMM_EFFICIENCY,  # labsim assumption, see above
     memory_name="DDR5",
     sources={
         "matrix_flops.bfloat16": "intel-optimization-manual, AMX throughput; derived with intel-ark-8480plus",
@@ -402,8 +458,10 @@ _CPU = Chip(
     notes="A reference server CPU: one socket of a dual-socket Sapphire Rapids server. FLOP rates "
     "are derived (cores x base clock x FLOP per cycle), not published by Intel. 'hbm_*' here "
     "is the socket's DDR5 memory. launch_overhead is 0: a CPU kernel is a function call on the "
-    "same core, with no device queue; framework dispatch is software overhead, not a hardware "
-    "number. Link latencies unset (0).",
+    "same core, with no device queue. Two labsim assumptions (not published figures) keep the CPU "
+    "from being charged its peak: a GEMM sustains half the derived AMX peak (gemm_efficiency 0.5), "
+    "and each kernel call costs 5 us of dispatch and thread-pool start (call_overhead). "
+    "Link latencies unset (0).",
 )
 
 PRESETS: dict[str, Chip] = {

@@ -1,21 +1,46 @@
 """The roofline cost model: a lower bound on each kernel's time on a chip.
 
 Introduced in "The journey of one matrix product" (step 10) and developed in "Processors and the
-roofline". For a kernel with F FLOPs moving B bytes of device memory on a chip with peak rate P (of the
-unit that runs it) and memory bandwidth W:
+roofline". For a kernel with F FLOPs (S of them special functions: exp, tanh, rsqrt, ...) moving B bytes
+of device memory on a chip with peak rate P (of the unit that runs it), special-function rate Q and
+memory bandwidth W:
 
-    compute time = F / P,    memory time = B / W,    time >= max(compute time, memory time)
+    compute time = max(F / P, S / Q),    memory time = B / W,
+    time = max(compute time, memory time, latency floor)
 
-The larger term names the bound (compute-bound or memory-bound). Arithmetic intensity I = F / B; the
-kernel is compute-bound when I exceeds the chip's ridge point P / W.
+The largest term names the bound (compute-, memory- or latency-bound). Arithmetic intensity I = F / B;
+the kernel is compute-bound when I exceeds the chip's ridge point P / W.
+
+Which rate applies:
+
+* Contractions run on the matrix unit when the chip lists a matrix rate for their dtype, else on the
+  vector unit. A float32 contraction follows its ``precision`` (``lnp.dot(..., precision=...)``, as in
+  JAX): on an NVIDIA GPU with a TF32 rate (``chip.matrix_flops["tf32"]``) "default" and "high" run on
+  the tensor cores in TF32 and "highest" on the fp32 lanes; on a TPU float32 runs as 1, 3 or 6
+  bfloat16 passes on the MXU ("default", "high", "highest"). A chip's ``gemm_efficiency`` (below 1
+  only for the CPU preset, a labelled assumption) scales the rate of contractions.
+* Everything else runs on the vector unit at the float32 rate unless the chip lists one for the dtype.
+  A chip with no sourced vector rate (the TPU presets) is charged at its matrix unit's rate instead,
+  marked ``assumed``.
+* Transcendentals go to the special-function units when the chip has a rate for them
+  (``chip.special_flops``: H100 about 3.9 T/s against 989 TFLOP/s of bf16 matrix products). Those
+  units run beside the FMA lanes, so the compute time is the larger of the two. A chip without an SFU
+  rate (B200, TPUs, CPU) charges each transcendental as one more vector operation, as before.
+* The latency floor ``chip.min_kernel_time`` (a labsim assumption for the GPUs, 2 us; see the
+  presets) stands for block dispatch, a DRAM round trip and the drain at the end: a tiny kernel costs
+  microseconds, not nanoseconds.
 
 Assumptions (a roofline is a *lower bound*; it leaves these out): perfect overlap of compute and memory
-inside a kernel; peak rates reached (no tile quantisation, no occupancy or latency limits, no caches
-beyond counting each input once); launch overhead counted separately, per kernel, from the chip preset.
-Contractions run on the matrix unit when the chip lists a matrix rate for their dtype, else on the
-vector unit; everything else runs on the vector unit at the float32 rate unless the chip lists one for
-the dtype. Each transcendental is charged as one vector-unit operation. A chip with no sourced
-vector rate (the TPU presets) is charged at its matrix unit's rate instead, marked ``assumed``.
+inside a kernel; peak rates reached (no tile quantisation, no occupancy limits, no caches beyond
+counting each input once).
+
+A program's time (:attr:`ProgramCost.time`) plays the kernels on one stream as the runtime does
+(``labsim.machines.runtime.simulate`` with the data on the device gives the same number): the host
+issues one launch per ``host_api_time``, each kernel starts ``launch_overhead`` after its launch was
+issued or when the previous kernel ends, whichever is later. So the launch *latency* is exposed once
+(and again wherever kernels are shorter than the issue rate), not once per kernel. The old figure,
+every kernel paying the full launch latency in series (a host that synchronises after each kernel), is
+:attr:`ProgramCost.serial_time`.
 """
 from __future__ import annotations
 
@@ -25,7 +50,16 @@ from dataclasses import dataclass
 
 from ..compiler.kernel import Kernel, KernelKind
 from ..compiler.program import Program
-from ..hardware import Chip, Unit, get
+from ..hardware import Chip, ChipKind, Unit, get
+from ..hardware.chip import TF32
+
+# the host's cost of one runtime call (enqueue a launch or a copy): a model parameter, not a datasheet
+# number; labsim.machines.runtime.simulate uses the same default
+HOST_API_TIME = 1e-6
+
+# bfloat16 passes per float32 product on a TPU's MXU, by precision (JAX's "Matmul precision" page:
+# DEFAULT one pass, HIGH three (bf16_3x), HIGHEST six (bf16_6x))
+TPU_BF16_PASSES = {"default": 1, "high": 3, "highest": 6}
 
 
 def _need(what: str, arg: str, x, cls: type, hint: str = "") -> None:
@@ -41,17 +75,26 @@ _KERNEL_HINT = " (a Program holds its kernels in prog.kernels; ls.estimate(prog,
 class Bound(enum.Enum):
     COMPUTE = "compute"
     MEMORY = "memory"
+    LATENCY = "latency"  # the kernel is shorter than the chip's latency floor
 
 
 def unit_for(kernel: Kernel, chip: Chip) -> tuple[Unit, str]:
-    """Which unit runs ``kernel`` on ``chip``, and the dtype whose rate applies.
+    """Which unit runs ``kernel`` on ``chip``, and the key of the rate that applies ("tf32" or a dtype).
 
-    A chip whose preset has no sourced vector rate (the TPU presets: Google publishes no VPU figure for
-    them) is charged at its fastest matrix rate instead. That keeps the roofline a valid lower bound,
-    only a looser one; :attr:`KernelCost.assumed` marks such kernels.
+    A float32 contraction follows its precision: TF32 tensor cores on an NVIDIA GPU that lists a
+    "tf32" rate unless the precision is "highest"; bfloat16 passes on a TPU's MXU (see
+    :func:`matrix_passes`). A chip whose preset has no sourced vector rate (the TPU presets: Google
+    publishes no VPU figure for them) is charged at its fastest matrix rate instead. That keeps the
+    roofline a valid lower bound, only a looser one; :attr:`KernelCost.assumed` marks such kernels.
     """
-    if kernel.kind is KernelKind.CONTRACTION and kernel.dtype in chip.matrix_flops:
-        return Unit.MATRIX, kernel.dtype
+    if kernel.kind is KernelKind.CONTRACTION:
+        if kernel.dtype == "float32" and chip.kind is ChipKind.GPU and TF32 in chip.matrix_flops \
+                and kernel.precision != "highest":
+            return Unit.MATRIX, TF32
+        if kernel.dtype == "float32" and chip.kind is ChipKind.TPU and "bfloat16" in chip.matrix_flops:
+            return Unit.MATRIX, "bfloat16"
+        if kernel.dtype in chip.matrix_flops:
+            return Unit.MATRIX, kernel.dtype
     if kernel.dtype in chip.vector_flops:
         return Unit.VECTOR, kernel.dtype
     if "float32" in chip.vector_flops:
@@ -60,6 +103,13 @@ def unit_for(kernel: Kernel, chip: Chip) -> tuple[Unit, str]:
         if dt in chip.matrix_flops:
             return Unit.MATRIX, dt
     return Unit.MATRIX, max(chip.matrix_flops, key=chip.matrix_flops.get)
+
+
+def matrix_passes(kernel: Kernel, chip: Chip) -> int:
+    """How many bfloat16 passes a float32 contraction takes on a TPU's MXU (1 elsewhere)."""
+    if kernel.kind is KernelKind.CONTRACTION and kernel.dtype == "float32" and chip.kind is ChipKind.TPU:
+        return TPU_BF16_PASSES[kernel.precision]
+    return 1
 
 
 @dataclass(frozen=True)
@@ -75,13 +125,19 @@ class KernelCost:
     compute_time: float
     memory_time: float
     assumed: bool = False  # vector work charged at the matrix rate (no sourced vector rate for the chip)
+    precision: str = "default"  # the contraction's precision= (see labsim.frontend.numpy.PRECISIONS)
+    special_rate: float = 0.0  # special-function ops/s that transcendentals were charged at
+    special_time: float = 0.0  # transcendentals / special_rate (part of compute_time)
+    latency_floor: float = 0.0  # the chip's min_kernel_time
 
     @property
     def time(self) -> float:
-        return max(self.compute_time, self.memory_time)
+        return max(self.compute_time, self.memory_time, self.latency_floor)
 
     @property
     def bound(self) -> Bound:
+        if self.latency_floor > max(self.compute_time, self.memory_time):
+            return Bound.LATENCY
         return Bound.COMPUTE if self.compute_time >= self.memory_time else Bound.MEMORY
 
     @property
@@ -97,15 +153,26 @@ class KernelCost:
 def kernel_cost(kernel: Kernel, chip: Chip | str) -> KernelCost:
     _need("kernel_cost", "kernel", kernel, Kernel, _KERNEL_HINT)
     chip = get(chip)
-    unit, dtype = unit_for(kernel, chip)
-    peak = chip.peak_flops(dtype, unit)
+    unit, key = unit_for(kernel, chip)
+    peak = chip.peak_flops(key, unit) / matrix_passes(kernel, chip)
+    if kernel.kind is KernelKind.CONTRACTION:
+        peak *= chip.gemm_efficiency
     vec = chip.vector_flops.get("float32") or peak
-    compute = kernel.flops / peak + kernel.transcendentals / vec
+    if chip.special_flops:  # SFUs beside the FMA lanes: the slower of the two sets the pace
+        special_rate = chip.special_flops
+        special = kernel.transcendentals / special_rate
+        compute = max(kernel.flops / peak, special)
+    else:  # no SFU rate: each transcendental is one more vector operation
+        special_rate = vec
+        special = kernel.transcendentals / special_rate
+        compute = kernel.flops / peak + special
     assumed = kernel.kind is not KernelKind.CONTRACTION and unit is Unit.MATRIX
-    return KernelCost(kernel=kernel.name, unit=unit, dtype=dtype, flops=kernel.flops,
+    return KernelCost(kernel=kernel.name, unit=unit, dtype=key, flops=kernel.flops,
                       transcendentals=kernel.transcendentals, bytes=kernel.bytes, peak_flops=peak,
                       bandwidth=chip.hbm_bandwidth, compute_time=compute,
-                      memory_time=kernel.bytes / chip.hbm_bandwidth, assumed=assumed)
+                      memory_time=kernel.bytes / chip.hbm_bandwidth, assumed=assumed,
+                      precision=kernel.precision, special_rate=special_rate, special_time=special,
+                      latency_floor=chip.min_kernel_time)
 
 
 @dataclass(frozen=True)
@@ -143,12 +210,36 @@ def memory_check(prog: Program, chip: Chip | str) -> OutOfMemory | None:
     return OutOfMemory(chip.name, int(chip.hbm_capacity), needed, tuple((b.name, b.size) for b in live))
 
 
+def stream_time(kernel_times, *, launch_overhead: float, host_api_time: float, call_overhead: float = 0.0,
+                synchronous: bool = False, ready=None) -> list[tuple[float, float, float]]:
+    """Play kernels on one stream: ``(issue time, start, end)`` of each, as the runtime does.
+
+    The host spends ``host_api_time + call_overhead`` issuing each launch; a kernel starts
+    ``launch_overhead`` after its launch was issued, after the previous kernel ends, and after its
+    inputs are ready (``ready[i]``), whichever is latest. ``synchronous`` (a CPU: the host thread runs
+    the kernel itself) makes the host wait for each kernel before issuing the next.
+    """
+    out = []
+    t_host = end = 0.0
+    for i, kt in enumerate(kernel_times):
+        t_host += host_api_time + call_overhead
+        start = max(t_host + launch_overhead, end, ready[i] if ready else 0.0)
+        end = start + kt
+        out.append((t_host, start, end))
+        if synchronous:
+            t_host = end
+    return out
+
+
 @dataclass(frozen=True)
 class ProgramCost:
     chip: Chip
     kernels: tuple[KernelCost, ...]
-    launch_overhead: float  # per kernel
+    launch_overhead: float  # latency from issuing a launch to the kernel's start (per kernel)
     oom: OutOfMemory | None = None
+    host_api_time: float = 0.0  # host time to issue one launch
+    call_overhead: float = 0.0  # host software per call (CPU presets)
+    synchronous: bool = False  # the host waits for each kernel (CPU)
 
     @property
     def fits(self) -> bool:
@@ -158,19 +249,37 @@ class ProgramCost:
     def kernel_time(self) -> float:
         return sum(k.time for k in self.kernels)
 
-    @property
-    def overhead_time(self) -> float:
-        return self.launch_overhead * len(self.kernels)
+    def _schedule(self):
+        return stream_time([k.time for k in self.kernels], launch_overhead=self.launch_overhead,
+                           host_api_time=self.host_api_time, call_overhead=self.call_overhead,
+                           synchronous=self.synchronous)
 
     @property
     def time(self) -> float:
-        """Kernels back to back, each paying the launch overhead (no overlap between launches).
+        """Kernels on one stream, launches overlapped with running kernels (as ``simulate`` plays them).
 
-        Raises :class:`OutOfMemoryError` (with the report) if the program does not fit on the chip.
+        The launch latency is exposed once at the start, and again only where kernels are shorter than
+        the host takes to issue the next launch. Raises :class:`OutOfMemoryError` (with the report) if
+        the program does not fit on the chip.
         """
         if self.oom is not None:
             raise OutOfMemoryError(self.oom)
-        return self.kernel_time + self.overhead_time
+        sched = self._schedule()
+        return max(sched[-1][2], sched[-1][0]) if sched else 0.0
+
+    @property
+    def overhead_time(self) -> float:
+        """Time not spent in kernels: exposed launch latency, issue gaps and per-call costs."""
+        return self.time - self.kernel_time
+
+    @property
+    def serial_time(self) -> float:
+        """Every kernel pays the whole launch latency and call cost in series (a host that waits for each
+        kernel before launching the next): the pessimistic figure, which ``time`` improves on."""
+        if self.oom is not None:
+            raise OutOfMemoryError(self.oom)
+        per_call = self.host_api_time + self.call_overhead + self.launch_overhead
+        return self.kernel_time + per_call * len(self.kernels)
 
     @property
     def flops(self) -> int:
@@ -187,14 +296,21 @@ class ProgramCost:
 
 
 def estimate(prog: Program, chip: Chip | str, *, launch_overhead: bool = True,
-             check_memory: bool = True) -> ProgramCost:
-    """Roofline cost of every kernel of ``prog`` on ``chip`` (plus launch overhead per kernel).
+             check_memory: bool = True, host_api_time: float = HOST_API_TIME) -> ProgramCost:
+    """Roofline cost of every kernel of ``prog`` on ``chip``, and of the program on one stream.
 
-    If the program's buffers cannot fit in the chip's memory, the result carries an
-    :class:`OutOfMemory` report (``cost.oom``) and asking for ``cost.time`` raises.
+    ``cost.time`` overlaps launches with running kernels, as ``simulate`` does: with the data on the
+    device the two agree. ``launch_overhead=False`` drops launch latency, host issue time and per-call
+    costs (``cost.time`` is then the kernels' sum). If the program's buffers cannot fit in the chip's
+    memory, the result carries an :class:`OutOfMemory` report (``cost.oom``) and asking for
+    ``cost.time`` raises.
     """
     _need("estimate", "prog", prog, Program, _PROGRAM_HINT)
     chip = get(chip)
+    on = bool(launch_overhead)
     return ProgramCost(chip=chip, kernels=tuple(kernel_cost(k, chip) for k in prog.kernels),
-                       launch_overhead=chip.launch_overhead if launch_overhead else 0.0,
-                       oom=memory_check(prog, chip) if check_memory else None)
+                       launch_overhead=chip.launch_overhead if on else 0.0,
+                       oom=memory_check(prog, chip) if check_memory else None,
+                       host_api_time=host_api_time if on else 0.0,
+                       call_overhead=chip.call_overhead if on else 0.0,
+                       synchronous=chip.kind is ChipKind.CPU)
