@@ -295,6 +295,19 @@ def _operand_slices(dot, tm: int, tn: int, tk: int) -> tuple[str, str]:
     return a, bb
 
 
+def _prologue(k, dot) -> list:
+    """The kernel's nodes the dot reads through (views and conversions of its operands), in order."""
+    inside = {id(n.out): n for n in k.nodes}
+    seen, stack = set(), [dot]
+    while stack:
+        for a in stack.pop().in_vars:
+            n = inside.get(id(a))
+            if n is not None and id(n) not in seen:
+                seen.add(id(n))
+                stack.append(n)
+    return [n for n in k.nodes if id(n) in seen]
+
+
 def _store(k, dot, epi, tm: int, tn: int) -> tuple[str, str]:
     """The epilogue's write of the block's tile, following transposes of the result (labels per dim)."""
     rank = dot.out.aval.ndim
@@ -336,7 +349,8 @@ def _contraction_listing(k, chip: Chip | str | None = None) -> str:
     tiles = math.ceil(m / tm) * math.ceil(n / tn) * b
     head = f"{path.arch}: " if path.arch != "generic" else ""
     a_sl, b_sl = _operand_slices(dot, tm, tn, tk)
-    epi = [n_ for n_ in k.nodes if n_ is not dot]
+    pro = _prologue(k, dot)
+    epi = [n_ for n_ in k.nodes if n_ is not dot and n_ not in pro]
     store, store_note = _store(k, dot, epi, tm, tn)
     lines = [
         f"// {k.name}: {' → '.join(k.ops)}   [{head}tile plan, pseudo-code for reading]",
@@ -356,6 +370,8 @@ def _contraction_listing(k, chip: Chip | str | None = None) -> str:
         f"        B_s ← {b_sl}    // {tk * tn * isz} B",
         f"        acc += A_s · B_s                       // {how}",
     ]
+    if pro:
+        lines.insert(-3, f"        // prologue, applied as the tiles are read: {' → '.join(n_.op for n_ in pro)}")
     if plan.tensor_path and path.arch != "generic":
         sm, sn, sk = plan.instruction_shape
         what = "MXU operations" if path.unit == "MXU" else "instructions"

@@ -13,7 +13,8 @@ compiler landscape" compares them):
   another kernel also reads is computed again in each kernel only if it is cheap (``ops.DUPLICABLE``)
   and recomputing reads no more memory than a round trip, never if it is expensive (exp, divide, a dot);
 - a reduction is a fusion root: it absorbs elementwise producers, but its result leaves the kernel;
-- a ``dot`` takes an elementwise epilogue of its own shape (bias, activation), and never a producer;
+- a ``dot`` takes an elementwise epilogue of its own shape (bias, activation), and a prologue of views
+  and dtype conversions on its operands (:data:`PROLOGUE`), never other producers;
 - two contractions never share a kernel;
 - independent loop kernels of the same shape that read a common input merge (horizontal fusion).
 """
@@ -36,7 +37,8 @@ class Reason(enum.Enum):
     CONTRACTION_SHARED = "its result is also needed by another kernel, and a contraction is never computed twice"
     ONE_ROOT = "a kernel holds at most one contraction or reduction root"
     EPILOGUE_SHAPE = "the epilogue changes shape; only same-shape elementwise epilogues fuse into a dot"
-    DOT_OPERAND = "a dot reads its operands tile by tile; producers are not fused into it"
+    DOT_OPERAND = ("a dot reads its operands tile by tile: only views and dtype conversions (a prologue) are "
+                   "fused into it, not arithmetic")
     PROGRAM_OUTPUT = "its result is also read by another kernel and it is a program output"
     NOT_CHEAP = "its result is also read by another kernel and {op} is not cheap enough to compute twice"
     MORE_TRAFFIC = "its result is also read by another kernel and computing it twice would read more memory than it saves"
@@ -162,6 +164,10 @@ class FusionPlan:
 
 _LOOP_KINDS = (OpKind.ELEMENTWISE, OpKind.DATA_MOVEMENT)
 
+PROLOGUE = frozenset({Op.TRANSPOSE, Op.BROADCAST, Op.SLICE, Op.RESHAPE, Op.CONVERT})
+"""What a matrix product may read through inside its kernel: views (the GEMM follows strides and offsets)
+and dtype conversions (a dequantising prologue, as XLA's Triton GEMM fusions and TorchInductor do)."""
+
 
 def _kind(n: Node) -> OpKind:
     return ops.get(n.op).kind
@@ -208,6 +214,7 @@ def fusion_plan(g: Graph) -> FusionPlan:
     groups_of: dict[int, set[int]] = {}
     members: dict[int, set[int]] = {}
     multi: set[int] = set()  # nodes computed in more than one kernel (their producers are shared too)
+    prologue: set[int] = set()  # operand views and converts read by a dot inside its kernel
     log: list[Decision] = []
     gkinds: dict[int, set[OpKind]] = {}  # op kinds present in each group (kept up to date)
     gshapes: dict[int, set[tuple]] = {}  # result shapes of the group's elementwise ops
@@ -269,8 +276,10 @@ def fusion_plan(g: Graph) -> FusionPlan:
                         why = Reason.ONE_ROOT
                     elif gshapes[gid] - {nodes[p].out.aval.shape}:
                         why = Reason.EPILOGUE_SHAPE
-                elif nodes[c].op == Op.DOT:
+                elif (nodes[c].op == Op.DOT or c in prologue) and nodes[p].op not in PROLOGUE:
                     why = Reason.DOT_OPERAND
+                elif outside and (nodes[c].op == Op.DOT or c in prologue) and nodes[p].op not in ops.DUPLICABLE:
+                    why = Reason.NOT_CHEAP
                 elif outside:
                     # Recomputing p in each of its k consumer kernels reads p's inputs k times; keeping it
                     # reads them once, writes p once and reads p k times. Duplicate only if that is no worse:
@@ -294,6 +303,8 @@ def fusion_plan(g: Graph) -> FusionPlan:
                 if duplicate:
                     multi.add(p)
                     log.append(Duplicated(p, c))
+                if nodes[c].op == Op.DOT or c in prologue:
+                    prologue.add(p)
                 join(gid, p)
                 propose(p)
     # reshapes left alone are free bitcasts: no kernel
