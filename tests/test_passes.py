@@ -195,15 +195,24 @@ def test_fusion_reduction_root_absorbs_elementwise_producers():
     assert (k.bytes_read, k.bytes_written) == (4 * 128 * 256, 4 * 128)
 
 
-def test_fusion_softmax_four_kernels_and_reasons():
-    prog = ls.compile(ls.trace(lambda x: ls.nn.softmax(x, axis=-1), S((128, 256))))
-    assert len(prog.kernels) == 4
-    reasons = {(prog.graph.nodes[d.producer].op, d.reason) for d in prog.plan.not_fused}
+def test_fusion_of_a_row_softmax_is_one_kernel_and_a_column_softmax_is_not():
+    """A reduction over the trailing axis fuses with its consumers row by row (a persistent reduction);
+    over a leading axis, or over rows longer than ROW_LIMIT, each reduction ends its kernel."""
+    row = ls.compile(ls.trace(lambda x: ls.nn.softmax(x, axis=-1), S((128, 256))))
+    assert len(row.kernels) == 1 and row.kernels[0].bytes == 2 * 4 * 128 * 256  # read x once, write once
+    col = ls.compile(ls.trace(lambda x: ls.nn.softmax(x, axis=0), S((128, 256))))
+    assert len(col.kernels) == 4
+    reasons = {(col.graph.nodes[d.producer].op, d.reason) for d in col.plan.not_fused}
     assert any(r is Reason.REDUCTION_FIRST for _, r in reasons)
     assert ("exp", Reason.NOT_CHEAP) in reasons
-    notes = " ".join(prog.plan.notes)  # the same decisions in words
-    assert "reduction must finish" in notes
-    assert "exp is not cheap enough to compute twice" in notes
+    notes = " ".join(col.plan.notes)  # the same decisions in words
+    assert "reduction must finish" in notes and "exp is not cheap enough to compute twice" in notes
+    from labsim.compiler.fusion import ROW_LIMIT
+    long = ls.compile(ls.trace(lambda x: ls.nn.softmax(x, axis=-1), S((2, ROW_LIMIT + 1))))
+    assert len(long.kernels) == 4
+    x = np.random.default_rng(0).normal(size=(128, 256)).astype(np.float32)
+    e = np.exp(x - x.max(-1, keepdims=True))
+    np.testing.assert_allclose(ls.evaluate(row.graph, x), e / e.sum(-1, keepdims=True), rtol=1e-6)
 
 
 def test_horizontal_fusion_of_siblings_reading_the_same_input():

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import enum
 import heapq
+import math
 from dataclasses import dataclass, field
 
 from ..core import ops
@@ -33,7 +34,10 @@ class Reason(enum.Enum):
     """Why a producer was not fused into its consumer."""
 
     COMPOSITE = "a composite op runs as one library kernel unless the decompose pass expands it"
-    REDUCTION_FIRST = "a reduction must finish before its result can be used: the consumer runs in the next kernel"
+    REDUCTION_FIRST = ("a reduction must finish before its result can be used: the consumer runs in the next kernel "
+                       "(labsim fuses a reduction into its consumers only row by row: over the trailing axes, rows of at "
+                       "most ROW_LIMIT elements, its result used only inside its own row)")
+    NOT_ROW = "the kernel works row by row, and this value is not part of one row"
     CONTRACTION_SHARED = "its result is also needed by another kernel, and a contraction is never computed twice"
     ONE_ROOT = "a kernel holds at most one contraction or reduction root"
     EPILOGUE_SHAPE = "the epilogue changes shape; only same-shape elementwise epilogues fuse into a dot"
@@ -164,6 +168,42 @@ class FusionPlan:
 
 _LOOP_KINDS = (OpKind.ELEMENTWISE, OpKind.DATA_MOVEMENT)
 
+ROW_LIMIT = 16384
+"""The longest row (in elements) labsim keeps on chip to fuse a reduction with its consumers in one
+kernel: a persistent reduction, one block per row (XLA:GPU's softmax and layer-norm fusions and
+TorchInductor's persistent reductions do this; the limit is labsim's assumption: 64 KiB of float32)."""
+
+
+def _row(n: Node):
+    """(rows, row) shapes if reduction ``n`` reduces exactly the trailing axes of a row of at most
+    ROW_LIMIT elements, else None."""
+    x = n.operands[0].aval
+    axes = tuple(sorted(n.attr("axes")))
+    k = len(axes)
+    if not k or axes != tuple(range(x.ndim - k, x.ndim)):
+        return None
+    R, C = x.shape[:x.ndim - k], x.shape[x.ndim - k:]
+    if math.prod(C) > ROW_LIMIT:
+        return None
+    return R, C
+
+
+def _row_shapes(R, C) -> tuple:
+    """The shapes a value in a row kernel may have: a full row, one value per row, or that with kept dims."""
+    return (R + C, R, R + (1,) * len(C))
+
+
+def _row_broadcast_ok(n: Node, R, C) -> bool:
+    """A broadcast inside a row kernel keeps each row's value in its own row."""
+    src = n.operands[0].aval.shape
+    dims = tuple(n.attr("broadcast_dimensions"))
+    if src == R:
+        return dims == tuple(range(len(R)))
+    if src == R + (1,) * len(C):
+        return dims == tuple(range(len(R) + len(C)))
+    return True  # read from memory (a parameter broadcast along the rows, such as a layer-norm scale)
+
+
 PROLOGUE = frozenset({Op.TRANSPOSE, Op.BROADCAST, Op.SLICE, Op.RESHAPE, Op.CONVERT})
 """What a matrix product may read through inside its kernel: views (the GEMM follows strides and offsets)
 and dtype conversions (a dequantising prologue, as XLA's Triton GEMM fusions and TorchInductor do)."""
@@ -215,6 +255,7 @@ def fusion_plan(g: Graph) -> FusionPlan:
     members: dict[int, set[int]] = {}
     multi: set[int] = set()  # nodes computed in more than one kernel (their producers are shared too)
     prologue: set[int] = set()  # operand views and converts read by a dot inside its kernel
+    grow: dict[int, object] = {}  # a kernel's (rows, row) shapes once it holds a row reduction; False: a non-row one
     log: list[Decision] = []
     gkinds: dict[int, set[OpKind]] = {}  # op kinds present in each group (kept up to date)
     gshapes: dict[int, set[tuple]] = {}  # result shapes of the group's elementwise ops
@@ -239,6 +280,8 @@ def fusion_plan(g: Graph) -> FusionPlan:
         gid = i
         members[gid], gkinds[gid], gshapes[gid] = set(), set(), set()
         join(gid, i)
+        if kind[i] is OpKind.REDUCTION:
+            grow[gid] = _row(n) or False
         # Candidate producers are decided latest first (a max-heap on the node index): every user of p
         # comes after p, so when p's turn comes, each of its users that will join this kernel has joined,
         # and "is p also read outside this kernel?" has its final answer.
@@ -268,7 +311,19 @@ def fusion_plan(g: Graph) -> FusionPlan:
                 if pk is OpKind.COMPOSITE or kind[c] is OpKind.COMPOSITE:
                     why = Reason.COMPOSITE
                 elif pk is OpKind.REDUCTION:
-                    why = Reason.REDUCTION_FIRST
+                    r, have = _row(nodes[p]), grow.get(gid)
+                    if r is None or outside or have is False or (have is not None and have != r) \
+                            or OpKind.CONTRACTION in gk \
+                            or any(nodes[m].out.aval.shape not in _row_shapes(*r) for m in members[gid]) \
+                            or not all(_row_broadcast_ok(nodes[m], *r) for m in members[gid]
+                                       if nodes[m].op == Op.BROADCAST):
+                        why = Reason.REDUCTION_FIRST
+                    else:
+                        grow[gid] = r
+                elif isinstance(grow.get(gid), tuple) and (
+                        nodes[p].out.aval.shape not in _row_shapes(*grow[gid])
+                        or (nodes[p].op == Op.BROADCAST and not _row_broadcast_ok(nodes[p], *grow[gid]))):
+                    why = Reason.NOT_ROW
                 elif pk is OpKind.CONTRACTION:
                     if outside:
                         why = Reason.CONTRACTION_SHARED

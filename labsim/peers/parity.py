@@ -26,15 +26,22 @@ REFS = Path(__file__).resolve().parents[2] / "crosscheck" / "refs"
 
 # function -> (which numbers differ, why). Reviewed against the optimised HLO stored in xla.json.
 XLA_EXPLAINED: dict[str, tuple[str, str]] = {
-    "softmax_manual": ("bytes",
-                       "XLA:CPU counts bytes per fusion operand (including a broadcast operand re-read per "
-                       "element); labsim counts each kernel's distinct input buffers once."),
+    "softmax_manual": ("bytes, kernels",
+                       "XLA:CPU runs the row maximum, the row sum and the normalisation as separate fusions and "
+                       "counts bytes per fusion operand (a broadcast operand re-read per element); labsim fuses the "
+                       "whole row into one kernel (a persistent row reduction, as XLA:GPU's softmax fusion does) and "
+                       "counts each kernel's distinct input buffers once."),
+    "attention_single_head": ("FLOPs, kernels, bytes",
+                              "XLA:CPU runs the softmax as separate fusions (row maximum, row sum, normalisation) and "
+                              "scales the scores again inside two of them; labsim fuses the softmax row into one kernel "
+                              "between the two dots, computing each value once."),
     "gelu_erf": ("FLOPs",
                  "XLA expands erf into a rational polynomial approximation (dozens of FLOPs per element, "
                  "see the FLOPs columns); labsim counts erf as one transcendental, like exp."),
-    "layernorm": ("kernels, bytes",
-                  "XLA:CPU gives each reduction its own fusion and fuses the mean's divide into it; "
-                  "labsim fuses the small per-row ops into their consumers, so it has fewer kernels. FLOPs match."),
+    "layernorm": ("FLOPs, kernels, bytes",
+                  "XLA:CPU gives each reduction its own fusion and computes the centred values (x - mean) again in "
+                  "each fusion that needs them, so it counts more FLOPs and bytes; labsim fuses the whole row into "
+                  "one kernel (as XLA:GPU does), computing each value once."),
     "matmul_bias_relu": ("kernels, bytes",
                          "XLA:CPU runs the dot as a YNNPACK custom fusion and the bias + ReLU as a second "
                          "kernel; labsim fuses them as an epilogue, as XLA:GPU does."),
