@@ -228,7 +228,7 @@ def timeline_fig(n: int, chip: str = "H100 SXM"):
 def roofline_fig(n: int, chip: str = "H100 SXM"):
     import labsim.viz as lv
     _, cost, _ = pipeline(n, chip)
-    pts = [(k.kernel, k.intensity, k.achieved_flops) for k in cost.kernels]
+    pts = [(k.kernel, k.intensity, k.achieved_flops) for k in cost.kernels if k.flops > 0]  # a copy has no place on a roofline
     return lv.roofline(chip, pts, dtype="bfloat16", title=f"kernels of one layer, n = {n}")
 
 

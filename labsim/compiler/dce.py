@@ -8,10 +8,12 @@ def dce(g: Graph) -> Graph:
     """Dead-code elimination: drop every node whose result no output depends on."""
     live: set[int] = {id(o) for o in g.outputs if isinstance(o, Var)}
     keep = []
+    add = live.add
     for n in reversed(g.nodes):
         if id(n.out) in live:
             keep.append(n)
-            live.update(id(a) for a in n.in_vars)
+            for a in n.in_vars:
+                add(id(a))
     if len(keep) == len(g.nodes):
         return g
     return g.replace(nodes=tuple(reversed(keep)), plan=None)
