@@ -250,3 +250,39 @@ def test_roofline_figure_draws_the_preset_roof():
     pts = fig.data[-1]
     np.testing.assert_allclose(pts.y, [min(chip.matrix_flops["bfloat16"], i * chip.hbm_bandwidth) / 1e12
                                        for i in (1000.0, 0.083)])
+
+
+# ----------------------------------------------------------------------------------------------
+# tabs
+def test_tabs_keep_every_panel_in_order_and_degrade_to_sections():
+    t = lv.tabs({"jaxpr": "{ lambda ; a:f32[4]. let b = exp a in (b,) }", "HLO <raw>": "%0 = exp(a) & more"},
+                initial="HLO <raw>")
+    page = t._repr_html_()
+    assert page.startswith('<div class="labsim-tabs"')
+    sections = re.findall(r'<section class="labsim-tab-panel" id="([^"]+)"><h4 class="labsim-tab-label"[^>]*>(.*?)</h4>',
+                          page)
+    assert [label for _, label in sections] == ["jaxpr", "HLO &lt;raw&gt;"]
+    assert len({sid for sid, _ in sections}) == 2
+    # the text is escaped and shown in full, so without JavaScript every panel is readable, stacked
+    assert "%0 = exp(a) &amp; more" in page and "{ lambda ; a:f32[4]. let b = exp a in (b,) }" in page
+    before_script = page.split("<script>")[0]
+    assert "hidden" not in before_script and "display:none" not in before_script.replace(" ", "")
+    # the script is inline and offline, and opens the chosen tab
+    assert not re.search(r"https?://|//cdn|<script[^>]*src=", page, re.I)
+    assert "pick(1);" in page
+    assert "== jaxpr ==" in repr(t)
+
+
+def test_tabs_embed_html_objects_and_refuse_bad_input(graph):
+    class Html:
+        def _repr_html_(self):
+            return "<b>drawn</b>"
+
+    page = lv.tabs({"graph": Html(), "text": str(graph)}).to_html()
+    assert "<b>drawn</b>" in page and html.escape(str(graph)) in page
+    with pytest.raises(ValueError):
+        lv.tabs({})
+    with pytest.raises(ValueError):
+        lv.tabs({"a": "x"}, initial="b")
+    a, b = lv.tabs({"a": "x"}).to_html(), lv.tabs({"a": "x"}).to_html()
+    assert re.search(r'id="(lstabs-\w+)"', a).group(1) != re.search(r'id="(lstabs-\w+)"', b).group(1)
