@@ -286,3 +286,31 @@ def test_tabs_embed_html_objects_and_refuse_bad_input(graph):
         lv.tabs({"a": "x"}, initial="b")
     a, b = lv.tabs({"a": "x"}).to_html(), lv.tabs({"a": "x"}).to_html()
     assert re.search(r'id="(lstabs-\w+)"', a).group(1) != re.search(r'id="(lstabs-\w+)"', b).group(1)
+
+
+# ----------------------------------------------------------------------------------------------
+# pass slider
+@needs_dot
+def test_pass_slider_has_one_precomputed_step_per_pass(monkeypatch):
+    sm = ls.compile(ls.trace(lambda x: lnn.softmax(x, axis=-1), S((4, 8))))
+    w = lv.pass_slider({"decompose": sm, "fuse": sm}, captions={"decompose": "softmax"})
+    assert w.controls_spec == {"pass_name": ["decompose", "fuse"]}
+    fig = w.update(pass_name="decompose")
+    assert len(fig.layout.images) == 2 and all(im.source.startswith("data:image/svg+xml;base64,")
+                                              for im in fig.layout.images)
+    assert "before: 1 operation" in [a.text for a in fig.layout.annotations]
+    assert "the 1 operation that enter the decompose pass" in w.alt_text(pass_name="decompose")
+    assert w.update(pass_name="fuse") is w.update(pass_name="fuse")  # drawn once, switched afterwards
+    monkeypatch.setenv("LABSIM_BOOK", "1")
+    assert len(static_payload(w._repr_mimebundle_()["text/html"])["figures"]) == 2
+    with pytest.raises(ValueError, match="did not run pass"):
+        lv.pass_slider({"cse": ls.compile(ls.trace(lambda x: x * 2.0, S((4,))), passes=[])})
+
+
+def test_program_stage_and_max_error():
+    p = ls.compile(ls.trace(lambda x: lnn.softmax(x, axis=-1), S((4, 8))))
+    assert p.stage("traced") is p.source and p.stage("fuse") is p.graph
+    with pytest.raises(KeyError):
+        p.stage("nope")
+    assert p.max_error() < 1e-6
+    assert ls.compile(ls.trace(lambda x: lnp.sqrt(x) * 2.0, S((16,)))).max_error(positive=True) < 1e-6
