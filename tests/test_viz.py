@@ -250,3 +250,67 @@ def test_roofline_figure_draws_the_preset_roof():
     pts = fig.data[-1]
     np.testing.assert_allclose(pts.y, [min(chip.matrix_flops["bfloat16"], i * chip.hbm_bandwidth) / 1e12
                                        for i in (1000.0, 0.083)])
+
+
+# ----------------------------------------------------------------------------------------------
+# tabs
+def test_tabs_keep_every_panel_in_order_and_degrade_to_sections():
+    t = lv.tabs({"jaxpr": "{ lambda ; a:f32[4]. let b = exp a in (b,) }", "HLO <raw>": "%0 = exp(a) & more"},
+                initial="HLO <raw>")
+    page = t._repr_html_()
+    assert page.startswith('<div class="labsim-tabs"')
+    sections = re.findall(r'<section class="labsim-tab-panel" id="([^"]+)"><h4 class="labsim-tab-label"[^>]*>(.*?)</h4>',
+                          page)
+    assert [label for _, label in sections] == ["jaxpr", "HLO &lt;raw&gt;"]
+    assert len({sid for sid, _ in sections}) == 2
+    # the text is escaped and shown in full, so without JavaScript every panel is readable, stacked
+    assert "%0 = exp(a) &amp; more" in page and "{ lambda ; a:f32[4]. let b = exp a in (b,) }" in page
+    before_script = page.split("<script>")[0]
+    assert "hidden" not in before_script and "display:none" not in before_script.replace(" ", "")
+    # the script is inline and offline, and opens the chosen tab
+    assert not re.search(r"https?://|//cdn|<script[^>]*src=", page, re.I)
+    assert "pick(1);" in page
+    assert "== jaxpr ==" in repr(t)
+
+
+def test_tabs_embed_html_objects_and_refuse_bad_input(graph):
+    class Html:
+        def _repr_html_(self):
+            return "<b>drawn</b>"
+
+    page = lv.tabs({"graph": Html(), "text": str(graph)}).to_html()
+    assert "<b>drawn</b>" in page and html.escape(str(graph)) in page
+    with pytest.raises(ValueError):
+        lv.tabs({})
+    with pytest.raises(ValueError):
+        lv.tabs({"a": "x"}, initial="b")
+    a, b = lv.tabs({"a": "x"}).to_html(), lv.tabs({"a": "x"}).to_html()
+    assert re.search(r'id="(lstabs-\w+)"', a).group(1) != re.search(r'id="(lstabs-\w+)"', b).group(1)
+
+
+# ----------------------------------------------------------------------------------------------
+# pass slider
+@needs_dot
+def test_pass_slider_has_one_precomputed_step_per_pass(monkeypatch):
+    sm = ls.compile(ls.trace(lambda x: lnn.softmax(x, axis=-1), S((4, 8))))
+    w = lv.pass_slider({"decompose": sm, "fuse": sm}, captions={"decompose": "softmax"})
+    assert w.controls_spec == {"pass_name": ["decompose", "fuse"]}
+    fig = w.update(pass_name="decompose")
+    assert len(fig.layout.images) == 2 and all(im.source.startswith("data:image/svg+xml;base64,")
+                                              for im in fig.layout.images)
+    assert "before: 1 operation" in [a.text for a in fig.layout.annotations]
+    assert "the 1 operation that enter the decompose pass" in w.alt_text(pass_name="decompose")
+    assert w.update(pass_name="fuse") is w.update(pass_name="fuse")  # drawn once, switched afterwards
+    monkeypatch.setenv("LABSIM_BOOK", "1")
+    assert len(static_payload(w._repr_mimebundle_()["text/html"])["figures"]) == 2
+    with pytest.raises(ValueError, match="did not run pass"):
+        lv.pass_slider({"cse": ls.compile(ls.trace(lambda x: x * 2.0, S((4,))), passes=[])})
+
+
+def test_program_stage_and_max_error():
+    p = ls.compile(ls.trace(lambda x: lnn.softmax(x, axis=-1), S((4, 8))))
+    assert p.stage("traced") is p.source and p.stage("fuse") is p.graph
+    with pytest.raises(KeyError):
+        p.stage("nope")
+    assert p.max_error() < 1e-6
+    assert ls.compile(ls.trace(lambda x: lnp.sqrt(x) * 2.0, S((16,)))).max_error(positive=True) < 1e-6

@@ -53,6 +53,30 @@ class Program:
         """The buffer assignment (lifetimes, offsets, peak memory): :func:`labsim.compiler.buffers.assign_buffers`."""
         return assign_buffers(self)
 
+    def stage(self, name: str) -> Graph:
+        """The graph after pass ``name`` (``"traced"``: the graph the program was compiled from)."""
+        for n, g in self.stages:
+            if n == name:
+                return g
+        raise KeyError(f"no stage {name!r}; the stages are {[n for n, _ in self.stages]}")
+
+    def max_error(self, *, positive: bool = False, seed: int = 0) -> float:
+        """Largest absolute difference between the outputs of the traced graph and of the compiled graph,
+        evaluated with NumPy on the same random float32 inputs: standard normal, or uniform in [0.5, 2)
+        with ``positive=True`` (for a ``sqrt`` or ``log``). 0 or float32 rounding when every pass kept the
+        program's meaning."""
+        import numpy as np
+
+        from ..core.interpreter import evaluate
+
+        rng = np.random.default_rng(seed)
+        draw = (lambda s: rng.uniform(0.5, 2.0, s)) if positive else rng.standard_normal
+        args = [np.asarray(draw(a.shape), np.float32) for a in self.source.in_avals]
+        a, b = evaluate(self.source, *args), evaluate(self.graph, *args)
+        a, b = (a, b) if isinstance(a, tuple) else ((a,), (b,))
+        return max((float(np.max(np.abs(np.asarray(u, np.float64) - np.asarray(v, np.float64)), initial=0.0))
+                    for u, v in zip(a, b)), default=0.0)
+
     def buffer(self, v: Var) -> Var:
         """The device buffer that holds ``v`` (a reshape's result shares its operand's buffer)."""
         return self.alias.get(id(v), v)

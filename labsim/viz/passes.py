@@ -1,0 +1,99 @@
+"""A compiler pipeline pass by pass: one figure, a slider over the passes, the graph before and after.
+
+``pass_slider({"decompose": prog1, "cse": prog2, ...})`` takes, for each pass, a program compiled with
+``ls.compile`` (usually a small example built to trigger that pass) and shows the graph that entered the
+pass on the left and the graph it returned on the right, both drawn by :func:`draw_graph`. After
+``fuse`` the right-hand drawing boxes the kernels. It is a :func:`~labsim.viz.interactive` figure: a live
+slider in JupyterLab, one precomputed step per pass on the website. Every drawing is made once, when the
+figure is built, so moving the slider only switches between finished figures.
+"""
+from __future__ import annotations
+
+import base64
+import re
+from typing import Mapping
+
+from .faces import Interactive, interactive
+from .graph import draw_graph
+from .plots import style
+
+
+def _svg_size(svg: str) -> tuple[float, float]:
+    """(width, height) of a Graphviz SVG, in points."""
+    m = re.search(r'<svg[^>]*\swidth="([\d.]+)pt"[^>]*\sheight="([\d.]+)pt"', svg)
+    return (float(m.group(1)), float(m.group(2))) if m else (400.0, 400.0)
+
+
+def before_after(prog, pass_name: str):
+    """The graph that entered pass ``pass_name`` of ``prog`` and what the pass returned (the program
+    itself, with its kernels, when the pass is the last one, ``fuse``)."""
+    names = [name for name, _ in prog.stages]
+    if pass_name not in names[1:]:
+        raise ValueError(f"pass_slider: the program did not run pass {pass_name!r}; its stages are {names}")
+    i = names.index(pass_name)
+    after = prog if i == len(names) - 1 and prog.plan is not None else prog.stages[i][1]
+    return prog.stages[i - 1][1], after
+
+
+def pass_figure(prog, pass_name: str, caption: str = ""):
+    """A Plotly figure of the graph before (left) and after (right) pass ``pass_name`` of ``prog``."""
+    import plotly.graph_objects as go
+
+    before, after = before_after(prog, pass_name)
+    n_before = len(before.nodes)
+    n_after = len(after.graph.nodes if hasattr(after, "kernels") else after.nodes)
+    svgs = [draw_graph(before).svg, draw_graph(after).svg]
+    sizes = [_svg_size(s) for s in svgs]
+    # both drawings at one scale (the same box is the same size on either side), as large as fits in
+    # the figure's width and at most 800 px tall
+    width_px, max_h_px = 760.0, 800.0
+    total_w = sum(w for w, _ in sizes)
+    scale = min(1.3, width_px * 0.96 / total_w, max_h_px / max(h for _, h in sizes))
+    plot_h = max(h for _, h in sizes) * scale / 0.94
+    shares = [w / total_w for w, _ in sizes]
+    height = int(max(260, plot_h + 100))
+    fig = go.Figure()
+    x0 = 0.0
+    plural = lambda n: f"{n} operation{'' if n == 1 else 's'}"
+    for svg, share, (w, h), label in zip(svgs, shares, sizes, (f"before: {plural(n_before)}",
+                                                                f"after {pass_name}: {plural(n_after)}")):
+        src = "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
+        fig.add_layout_image(source=src, xref="paper", yref="paper", x=x0 + share / 2, y=0.94,
+                             sizex=w * scale / width_px, sizey=h * scale / plot_h, xanchor="center", yanchor="top",
+                             sizing="contain")
+        fig.add_annotation(x=x0 + share / 2, y=1.0, xref="paper", yref="paper", text=label, showarrow=False,
+                           yanchor="bottom", font=dict(size=12))
+        x0 += share
+    fig.add_shape(type="line", xref="paper", yref="paper", x0=shares[0], x1=shares[0], y0=0, y1=1,
+                  line=dict(color="#999999", width=1, dash="dot"))
+    fig.update_xaxes(visible=False, range=[0, 1])
+    fig.update_yaxes(visible=False, range=[0, 1])
+    title = f"Pass <b>{pass_name}</b>" + (f": {caption}" if caption else "")
+    return style(fig, title=title, height=height)
+
+
+def pass_slider(examples: Mapping[str, object], *, captions: Mapping[str, str] | None = None,
+                default: str | None = None) -> Interactive:
+    """One figure with a slider over passes. ``examples`` maps each pass name to a compiled program that
+    ran it; ``captions`` says in a few words what each example computes."""
+    if not examples:
+        raise ValueError("pass_slider needs at least one pass")
+    captions = dict(captions or {})
+    figures = {name: pass_figure(prog, name, captions.get(name, "")) for name, prog in examples.items()}
+    counts = {}
+    for name, prog in examples.items():
+        before, after = before_after(prog, name)
+        counts[name] = (len(before.nodes), len(after.graph.nodes if hasattr(after, "kernels") else after.nodes),
+                        len(prog.kernels))
+
+    def alt(pass_name):
+        b, a, k = counts[pass_name]
+        what = captions.get(pass_name, "a small example")
+        ops_ = lambda n: f"{n} operation{'' if n == 1 else 's'}"
+        return (f"Two dataflow graphs of {what}: on the left the {ops_(b)} that enter the {pass_name} pass, "
+                f"on the right the {ops_(a)} it returns"
+                + (f", grouped into {k} kernel(s)" if pass_name == "fuse" else "") + ".")
+
+    return interactive(lambda pass_name: figures[pass_name], {"pass_name": list(examples)},
+                       defaults={"pass_name": default or next(iter(examples))}, labels={"pass_name": "pass"},
+                       alt=alt)
