@@ -66,6 +66,13 @@ def pass_figure(prog, pass_name: str, caption: str = ""):
         x0 += share
     fig.add_shape(type="line", xref="paper", yref="paper", x0=shares[0], x1=shares[0], y0=0, y1=1,
                   line=dict(color="#999999", width=1, dash="dot"))
+    # one invisible point per drawing: the figure has data (hover names each side), not only images
+    mids, x0 = [], 0.0
+    for share in shares:
+        mids.append(x0 + share / 2)
+        x0 += share
+    fig.add_trace(go.Scatter(x=mids, y=[0.5, 0.5], mode="markers", marker=dict(size=1, opacity=0),
+                             text=[f"before {pass_name}", f"after {pass_name}"], hoverinfo="text", showlegend=False))
     fig.update_xaxes(visible=False, range=[0, 1])
     fig.update_yaxes(visible=False, range=[0, 1])
     title = f"Pass <b>{pass_name}</b>" + (f": {caption}" if caption else "")
