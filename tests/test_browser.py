@@ -87,7 +87,8 @@ MAX_ROW_HEIGHT_PX = 100
 _TABLES = """([minPad, maxRow]) => {
   const problems = [];
   const visible = (e) => e.offsetParent !== null && e.getClientRects().length > 0;
-  const tables = [...document.querySelectorAll('table')].filter(visible);
+  // Sphinx's general index lays out links in a table; it holds no data.
+  const tables = [...document.querySelectorAll('table:not(.indextable)')].filter(visible);
   tables.forEach((t, i) => {
     const cap = (t.getAttribute('aria-label') || (t.caption && t.caption.textContent) || '').trim();
     const name = 'table ' + (i + 1) + (cap ? ' (' + cap.slice(0, 60) + ')' : '');
