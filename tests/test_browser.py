@@ -7,7 +7,14 @@ Every page of ``_build/html`` is opened at desktop (1280 px) and phone (390 px) 
 * a console error or an uncaught exception; a failed request; an HTTP status >= 400;
 * a ``.labsim-figure`` whose ``.labsim-plot`` has no ``svg.main-svg`` with at least one trace within
   10 s, or (interactive figures) a ``input.labsim-slider`` that does not change the plotted data;
-* horizontal scrolling of the page at phone width.
+* horizontal scrolling of the page at phone width;
+* a table (labsim's own or a markdown one) with a cell padded less than 4 px on a side; a row taller
+  than 100 px; a table wider than its column that neither scrolls nor shows the scroll cue (the
+  ``is-scrollable`` frame's shaded edge from ``book/_static/labsim.css``/``labsim.js``). On a phone a
+  labsim table of four or more columns is a stack of cards: there each card *line* (a cell) must be at
+  most 100 px tall, not the card. Footnote rows (``tr.labsim-note-row``, prose that spans the table)
+  are exempt from the row-height rule;
+* an output box (``div.cell_output`` or one of its outputs) that is shown but holds nothing.
 
 Screenshots of every page go to ``_build/screenshots/``. The meta-tests at the end prove the
 checker can fail: a page with an injected outside script, and a figure that never draws.
@@ -71,6 +78,74 @@ _H_OVERFLOW = """() => {
   const w = window.innerWidth, d = document.documentElement.scrollWidth, b = document.body.scrollWidth;
   const bodyClips = ['hidden', 'clip'].includes(getComputedStyle(document.body).overflowX);
   return {inner: w, doc: d, body: b, overflow: d > w + 1 || (!bodyClips && b > w + 1)};
+}"""
+
+
+MIN_CELL_PADDING_PX = 4
+MAX_ROW_HEIGHT_PX = 100
+
+_TABLES = """([minPad, maxRow]) => {
+  const problems = [];
+  const visible = (e) => e.offsetParent !== null && e.getClientRects().length > 0;
+  // Sphinx's general index lays out links in a table; it holds no data.
+  const tables = [...document.querySelectorAll('table:not(.indextable)')].filter(visible);
+  tables.forEach((t, i) => {
+    const cap = (t.getAttribute('aria-label') || (t.caption && t.caption.textContent) || '').trim();
+    const name = 'table ' + (i + 1) + (cap ? ' (' + cap.slice(0, 60) + ')' : '');
+    // 1. padding: every shown cell, at least minPad px on each side
+    for (const c of t.querySelectorAll('th, td')) {
+      if (!visible(c)) continue;
+      const cs = getComputedStyle(c);
+      const pads = ['Left', 'Right', 'Top', 'Bottom'].map((s) => parseFloat(cs['padding' + s]));
+      if (Math.min(...pads) < minPad - 0.01) {
+        problems.push(name + ': cell "' + c.textContent.trim().slice(0, 30) + '" padding ' + pads.join('/') + ' px');
+        break;
+      }
+    }
+    // 2. row height: rows of a table; on cards, each card line (a cell)
+    for (const r of t.querySelectorAll('tbody tr, thead tr')) {
+      if (!visible(r) || r.classList.contains('labsim-note-row')) continue;
+      const card = getComputedStyle(r).display === 'block';
+      const parts = card ? [...r.children].filter(visible) : [r];
+      const tall = parts.find((p) => p.getBoundingClientRect().height > maxRow);
+      if (tall) {
+        problems.push(name + ': ' + (card ? 'card line' : 'row') + ' "' + tall.textContent.trim().slice(0, 40)
+                      + '" is ' + Math.round(tall.getBoundingClientRect().height) + ' px tall');
+        break;
+      }
+    }
+    // 3. fits its column, or scrolls with a cue
+    let scroller = null;
+    for (let e = t.parentElement; e && e !== document.body; e = e.parentElement) {
+      if (getComputedStyle(e).overflowX !== 'visible') { scroller = e; break; }
+    }
+    const tw = t.getBoundingClientRect().width;
+    const colEl = t.closest('.bd-article') || document.body;
+    const avail = scroller ? scroller.clientWidth : colEl.clientWidth;
+    if (tw <= avail + 1) return;
+    const ox = scroller ? getComputedStyle(scroller).overflowX : 'visible';
+    if (!['auto', 'scroll'].includes(ox)) {
+      problems.push(name + ': ' + Math.round(tw) + ' px wide in a ' + Math.round(avail) + ' px column, cut off (overflow-x ' + ox + ')');
+      return;
+    }
+    const frame = scroller.closest('.labsim-scroll-frame');
+    const after = frame && getComputedStyle(frame, '::after');
+    const cue = frame && frame.classList.contains('is-scrollable') && after.content !== 'none'
+      && after.backgroundImage.includes('gradient') && parseFloat(after.opacity) > 0;
+    if (!cue) problems.push(name + ': scrolls sideways (' + Math.round(tw) + ' px in ' + Math.round(avail) + ' px) with no visible cue');
+  });
+  // 4. empty output boxes
+  const media = 'img, svg, canvas, iframe, video, table, .labsim-figure, mjx-container, input, select';
+  const empty = (o) => visible(o) && o.getBoundingClientRect().height >= 1
+    && o.textContent.trim() === '' && !o.querySelector(media);
+  for (const o of document.querySelectorAll('div.cell_output, div.cell_output > .output')) {
+    if (o.matches('.output') && empty(o.parentElement)) continue;  // reported as its box
+    if (empty(o)) {
+      problems.push('empty output box (' + Math.round(o.getBoundingClientRect().height) + ' px tall) after "'
+        + ((o.closest('.cell') || o).previousElementSibling || {textContent: ''}).textContent.trim().slice(0, 40) + '"');
+    }
+  }
+  return problems;
 }"""
 
 
@@ -149,6 +224,7 @@ def check_page(browser, base_url: str, page: str, *, viewport: dict, screenshot:
                 except Exception:  # noqa: BLE001
                     rep.problems.append(f"figure {fid}: moving slider {name!r} did not change the plot")
 
+        rep.problems += pg.evaluate(_TABLES, [MIN_CELL_PADDING_PX, MAX_ROW_HEIGHT_PX])
         if viewport["width"] < 600:
             o = pg.evaluate(_H_OVERFLOW)
             if o["overflow"]:
@@ -256,3 +332,45 @@ def test_checker_accepts_working_figures_and_catches_a_dead_slider(site, browser
     assert rep.figures == 3 and rep.sliders == 2, rep
     assert rep.outside == [], rep
     assert rep.problems == ["figure lsfig-dead: moving slider 'n' did not change the plot"], rep
+
+
+_BROKEN_TABLES = """<div class="bd-article"><div style="width: 600px">
+<table class="table" aria-label="tight"><tbody><tr><td style="padding: 1px !important">4,096</td>
+<td style="padding: 1px !important">137,438,953,472</td></tr></tbody></table>
+<table class="table" aria-label="tower"><tbody><tr><td style="height: 300px">tall</td></tr></tbody></table>
+<div style="overflow-x: hidden"><table class="table" aria-label="clipped"><tbody><tr>
+<td style="min-width: 2000px">wide</td></tr></tbody></table></div>
+<div style="overflow-x: auto"><table class="table" aria-label="no cue"><tbody><tr>
+<td style="min-width: 2000px">wide</td></tr></tbody></table></div>
+<div class="cell_output docutils container"><div class="output text_plain highlight-myst-ansi">
+<pre style="min-height: 2em"> </pre></div></div>
+</div></div>"""
+
+
+def test_checker_reports_broken_tables_and_empty_output(site, browser, tmp_path):
+    page = "book/intro.html"
+    _copy_page_with(tmp_path, site, page, _BROKEN_TABLES)
+    with serve_directory(tmp_path) as url:
+        rep = check_page(browser, url, page, viewport=DESKTOP)
+    text = "\n".join(rep.problems)
+    assert "(tight): cell \"4,096\" padding 1/1/1/1 px" in text, text
+    assert re.search(r"\(tower\): row \"tall\" is 3\d\d px tall", text), text
+    assert re.search(r"\(clipped\): 20\d\d px wide in a 600 px column, cut off \(overflow-x hidden\)", text), text
+    assert "(no cue): scrolls sideways" in text, text
+    assert "empty output box" in text, text
+    assert len(rep.problems) == 5, text
+
+
+def test_checker_accepts_a_labsim_table_that_scrolls_and_cards_on_a_phone(site, browser, tmp_path):
+    from labsim.support.tables import html_table
+
+    rows = [{"kernel": f"k{i}", "ops": "broadcast → multiply → add → maximum " * 3, "FLOPs": 8_623_493_120,
+             "bytes": 33_600_000 + i, "why": "a long explanation " * 12} for i in range(3)]
+    wide = html_table(rows, "wide", units={"FLOPs": "FLOP", "bytes": "B"}, notes=["why"])
+    _copy_page_with(tmp_path, site, page := "book/intro.html",
+                    f'<div class="bd-article"><div style="width: 500px">{wide}</div></div>')
+    with serve_directory(tmp_path) as url:
+        desk = check_page(browser, url, page, viewport=DESKTOP)
+        phone = check_page(browser, url, page, viewport=PHONE)
+    assert desk.problems == [] and phone.problems == [], (desk.problems, phone.problems)
+

@@ -20,7 +20,9 @@ What it does, and why:
 """
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 from pathlib import Path
 
 from sphinx.application import Sphinx
@@ -29,11 +31,26 @@ from sphinx.util import logging
 logger = logging.getLogger(__name__)
 
 PLOTLY_FILE = "plotly.min.js"
+STATIC_DIR = Path(__file__).resolve().parent.parent / "_static"  # book/_static
+CSS_FILE, JS_FILE, FONT_CSS = "labsim.css", "labsim.js", "labsim-font.css"
+FONT_FAMILY = "labsim Hangul"
+#: (system font collection, face name inside it, CSS weight)
+FONT_SOURCES = [
+    ("/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc", "Noto Sans CJK KR", 400),
+    ("/usr/share/fonts/opentype/noto/NotoSansCJK-Bold.ttc", "Noto Sans CJK KR", 700),
+]
+#: Hangul Jamo, compatibility Jamo, syllables.
+_HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")
+_HANGUL_RANGE = "U+1100-11FF, U+3130-318F, U+AC00-D7AF"
 _REMOTE = ("http://", "https://", "//")
 
 
 def _config_inited(app: Sphinx, config) -> None:
     config.nb_ipywidgets_js = {}
+    static = list(getattr(config, "html_static_path", None) or [])
+    if str(STATIC_DIR) not in static:
+        static.append(str(STATIC_DIR))
+    config.html_static_path = static
     # pydata-sphinx-theme logs a console error ("Got invalid theme mode") when no default is set.
     ctx = dict(getattr(config, "html_context", None) or {})
     ctx.setdefault("default_mode", "auto")
@@ -48,6 +65,9 @@ def _builder_inited(app: Sphinx) -> None:
         return
     # priority 200 (the default 500 minus): before page content, after Sphinx's own core scripts.
     app.add_js_file(PLOTLY_FILE, priority=200)
+    app.add_css_file(FONT_CSS, priority=900)
+    app.add_css_file(CSS_FILE, priority=900)
+    app.add_js_file(JS_FILE, priority=900)
 
 
 def _url(asset) -> str:
@@ -89,6 +109,74 @@ def _build_finished(app: Sphinx, exc) -> None:
         tmp = target.with_suffix(".tmp")
         tmp.write_text(js, encoding="utf-8")
         os.replace(tmp, target)
+    logger.info("labsim_book: %s", build_font(Path(app.srcdir), static))
+
+
+def hangul_used(root: Path) -> str:
+    """Every Hangul character in the book's sources (book/*.md, chapters/*.md), sorted."""
+    chars: set[str] = set()
+    for pattern in ("book/*.md", "chapters/*.md"):
+        for f in root.glob(pattern):
+            chars.update(_HANGUL.findall(f.read_text(encoding="utf-8")))
+    return "".join(sorted(chars))
+
+
+def build_font(root: Path, static: Path) -> str:
+    """Write the Hangul subset fonts and ``labsim-font.css`` into ``static``; returns a one-line report."""
+    css = static / FONT_CSS
+    text = hangul_used(root)
+    sources = [(f, name, w) for f, name, w in FONT_SOURCES if Path(f).is_file()]
+    reason = None
+    if not text:
+        reason = "the book uses no Hangul"
+    elif not sources:
+        reason = "no Noto Sans CJK KR on this system (Debian: apt-get install fonts-noto-cjk)"
+    else:
+        try:
+            from fontTools import subset, ttLib
+            import brotli  # noqa: F401  (WOFF2 needs it)
+        except ImportError:
+            reason = "fontTools/brotli are not installed (pip install 'fonttools[woff]')"
+    if reason:
+        css.write_text(f"/* labsim-font.css: no Korean web font shipped ({reason}); Hangul falls back "
+                       f"to the reader's system fonts. */\n", encoding="utf-8")
+        return f"no Korean web font: {reason}; system fonts are used"
+    key = hashlib.sha256((text + repr(sources)).encode()).hexdigest()[:12]
+    fonts = static / "fonts"
+    fonts.mkdir(parents=True, exist_ok=True)
+    faces, total = [], 0
+    for path, name, weight in sources:
+        out = fonts / f"labsim-hangul-{weight}-{key}.woff2"
+        if not out.exists():
+            coll = ttLib.TTCollection(path, lazy=True)
+            number = next(i for i, f in enumerate(coll.fonts) if f["name"].getDebugName(4) in
+                          (name, f"{name} Regular", f"{name} Bold") or f["name"].getDebugName(1) == name)
+            opts = subset.Options()
+            opts.flavor, opts.font_number, opts.layout_features, opts.name_IDs = "woff2", number, ["*"], ["*"]
+            opts.hinting, opts.desubroutinize = False, True
+            font = subset.load_font(path, opts)
+            sub = subset.Subsetter(opts)
+            sub.populate(text=text)
+            sub.subset(font)
+            tmp = out.with_suffix(".tmp")
+            subset.save_font(font, str(tmp), opts)
+            os.replace(tmp, out)
+        total += out.stat().st_size
+        faces.append("@font-face {\n"
+                     f'  font-family: "{FONT_FAMILY}"; font-style: normal; font-weight: {weight};\n'
+                     f'  font-display: swap; src: url("fonts/{out.name}") format("woff2");\n'
+                     f"  unicode-range: {_HANGUL_RANGE};\n}}\n")
+    for old in fonts.glob("labsim-hangul-*.woff2"):
+        if key not in old.name:
+            old.unlink()
+    css.write_text(
+        f"/* Korean web font: a subset of Noto Sans CJK KR (SIL Open Font License 1.1) holding the\n"
+        f"   {len(text)} Hangul characters the book uses; {total:,} bytes in all. Made by labsim_book.py. */\n"
+        + "".join(faces)
+        + f'html {{ --pst-font-family-base: "{FONT_FAMILY}", var(--pst-font-family-base-system); '
+          f'--pst-font-family-heading: "{FONT_FAMILY}", var(--pst-font-family-base-system); }}\n',
+        encoding="utf-8")
+    return f"Korean web font: {len(text)} Hangul characters, {len(sources)} weights, {total:,} bytes"
 
 
 def setup(app: Sphinx) -> dict:

@@ -88,7 +88,8 @@ class Program:
                  "bytes written": k.bytes_written, "launch": str(k.launch)} for k in self.kernels]
 
     def _repr_html_(self) -> str:
-        return html_table(self.table(), caption=f"{len(self.kernels)} kernel(s) for {self.graph.name}")
+        return html_table(self.table(), caption=f"{len(self.kernels)} kernel(s) for {self.graph.name}",
+                          units={"FLOPs": "FLOP", "bytes read": "B", "bytes written": "B"})
 
     def __repr__(self) -> str:
         return f"<Program {self.graph.name}: {len(self.kernels)} kernels, {self.flops} FLOPs, {self.bytes} bytes>"
