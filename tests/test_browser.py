@@ -364,11 +364,12 @@ def test_checker_reports_broken_tables_and_empty_output(site, browser, tmp_path)
 def test_checker_accepts_a_labsim_table_that_scrolls_and_cards_on_a_phone(site, browser, tmp_path):
     from labsim.support.tables import html_table
 
-    rows = [{"kernel": f"k{i}", "ops": "broadcast → multiply → add → maximum " * 3, "FLOPs": 8_623_493_120,
-             "bytes": 33_600_000 + i, "why": "a long explanation " * 12} for i in range(3)]
-    wide = html_table(rows, "wide", units={"FLOPs": "FLOP", "bytes": "B"}, notes=["why"])
+    rows = [{"kernel": f"k{i}", "ops": "broadcast → multiply → add → maximum", "FLOPs": 8_623_493_120,
+             "bytes read": 33_600_000 + i, "bytes written": 16_800_000, "launch": "grid 4096×1×1 × block 256×1×1",
+             "why": "a long explanation " * 12} for i in range(3)]
+    wide = html_table(rows, "wide", units={"FLOPs": "FLOP", "bytes read": "B", "bytes written": "B"}, notes=["why"])
     _copy_page_with(tmp_path, site, page := "book/intro.html",
-                    f'<div class="bd-article"><div style="width: 500px">{wide}</div></div>')
+                    f'<div class="bd-article"><div style="max-width: 500px">{wide}</div></div>')
     with serve_directory(tmp_path) as url:
         desk = check_page(browser, url, page, viewport=DESKTOP)
         phone = check_page(browser, url, page, viewport=PHONE)

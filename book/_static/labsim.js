@@ -9,6 +9,17 @@
         f.className = "labsim-scroll-frame";
         c.parentNode.insertBefore(f, c);
         f.appendChild(c);
+        // label each cell with its column's header, so that on a phone the row can become a card
+        var t = c.querySelector("table");
+        var heads = t ? [].map.call(t.querySelectorAll("thead th"), function (h) { return h.textContent.trim(); }) : [];
+        if (heads.length >= 3) {
+          f.classList.add("labsim-md-cards");
+          t.querySelectorAll("tbody tr").forEach(function (r) {
+            [].forEach.call(r.children, function (cell, k) {
+              if (heads[k] && !cell.hasAttribute("data-label")) { cell.setAttribute("data-label", heads[k]); }
+            });
+          });
+        }
       }
     });
     return document.querySelectorAll(".labsim-scroll-frame");

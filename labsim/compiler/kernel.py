@@ -75,6 +75,13 @@ class Kernel:
     def ops(self) -> tuple[str, ...]:
         return tuple(n.op for n in self.nodes)
 
+    def ops_summary(self, most: int = 4) -> str:
+        """The kernel's ops in order, shortened for a table: ``a → b → … → z (18 ops)``."""
+        ops = self.ops
+        if len(ops) <= most:
+            return " → ".join(ops)
+        return f"{ops[0]} → {ops[1]} → … → {ops[-1]} ({len(ops)} ops)"
+
     @property
     def listing(self) -> str:
         """The kernel's code as a reader sees it (labsim's pseudo-PTX, or a tile plan), for no chip in

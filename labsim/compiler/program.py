@@ -83,7 +83,7 @@ class Program:
 
     def table(self) -> list[dict]:
         """One row per kernel: name, kind, ops, FLOPs, bytes read and written, launch shape."""
-        return [{"kernel": k.name, "kind": k.kind.value, "ops": " → ".join(k.ops), "FLOPs": k.flops,
+        return [{"kernel": k.name, "kind": k.kind.value, "ops": k.ops_summary(), "FLOPs": k.flops,
                  "transcendentals": k.transcendentals, "bytes read": k.bytes_read,
                  "bytes written": k.bytes_written, "launch": str(k.launch)} for k in self.kernels]
 

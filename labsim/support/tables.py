@@ -88,8 +88,10 @@ def _attr(s: str) -> str:
 
 def html_table(rows: Sequence[dict], caption: str = "", digits: int = 3, *,
                units: Mapping[str, str] | None = None, notes: Sequence[str] = (),
-               cards: bool | None = None) -> str:
-    """The book's table: see the module docstring for ``units``, ``notes`` and ``cards``."""
+               cards: bool | None = None, html_cols: Sequence[str] = ()) -> str:
+    """The book's table: see the module docstring for ``units``, ``notes`` and ``cards``. Columns named in
+    ``html_cols`` hold markup written by the caller (``<b>``, ``<code>``), inserted as it is."""
+    html_cols = set(html_cols)
     if not rows:
         return f"<p><em>{html.escape(caption)}: (empty)</em></p>"
     units = dict(units or {})
@@ -118,8 +120,8 @@ def html_table(rows: Sequence[dict], caption: str = "", digits: int = 3, *,
             style = _CELL_STYLE + (";text-align:right" if numeric[c] else ";text-align:left")
         tag = "th" if first else "td"
         scope = ' scope="row"' if first else ""
-        return (f'<{tag}{scope} class="{cls}"{label}{extra} style="{style}">'
-                f"{html.escape(text)}</{tag}>")
+        body = text if c in html_cols and not _is_num(v) else html.escape(text)
+        return f'<{tag}{scope} class="{cls}"{label}{extra} style="{style}">{body}</{tag}>'
 
     head = "".join(
         f'<th scope="col" class="{"num" if numeric[c] else "text"}" style="{_CELL_STYLE};'
@@ -147,17 +149,18 @@ class Table:
 
     def __init__(self, rows: Sequence[dict], caption: str = "", digits: int = 3, *,
                  units: Mapping[str, str] | None = None, notes: Sequence[str] = (),
-                 cards: bool | None = None) -> None:
+                 cards: bool | None = None, html_cols: Sequence[str] = ()) -> None:
         self.rows = list(rows)
         self.caption = caption
         self.digits = digits
         self.units = dict(units or {})
         self.notes = tuple(notes)
         self.cards = cards
+        self.html_cols = tuple(html_cols)
 
     def _repr_html_(self) -> str:
         return html_table(self.rows, self.caption, self.digits, units=self.units, notes=self.notes,
-                          cards=self.cards)
+                          cards=self.cards, html_cols=self.html_cols)
 
     def __repr__(self) -> str:
         return markdown_table(self.rows, self.digits)
