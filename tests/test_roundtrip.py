@@ -13,6 +13,7 @@ Everything happens on copies in a temporary directory; the real chapters are nev
 """
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import subprocess
@@ -48,9 +49,28 @@ def _lab_copy(dest: Path) -> Path:
     return dest
 
 
-def _contents_manager(root: Path):
-    """jupytext's contents manager, rooted where ``make lab`` roots the server."""
-    return jupytext.TextFileContentsManager(root_dir=str(root))
+class _Sync:
+    """Calls an asynchronous contents manager as a synchronous one."""
+
+    def __init__(self, cm):
+        self.cm = cm
+
+    def get(self, *args, **kwargs):
+        return asyncio.run(self.cm.get(*args, **kwargs))
+
+    def save(self, *args, **kwargs):
+        return asyncio.run(self.cm.save(*args, **kwargs))
+
+
+def _contents_manager(root: Path, kind: str = "sync"):
+    """jupytext's contents manager, rooted where ``make lab`` roots the server. ``async`` is the one
+    JupyterLab runs: jupytext's server extension wraps jupyter_server's default AsyncLargeFileManager."""
+    if kind == "sync":
+        return jupytext.TextFileContentsManager(root_dir=str(root))
+    from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
+
+    cls = jupytext.build_async_jupytext_contents_manager_class(AsyncLargeFileManager)
+    return _Sync(cls(root_dir=str(root)))
 
 
 def _run_and_save(cm, rel: str) -> int:
@@ -87,12 +107,13 @@ def _run_and_save(cm, rel: str) -> int:
     return had_outputs
 
 
+@pytest.mark.parametrize("kind", ["async", "sync"])
 @pytest.mark.parametrize("path", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
-def test_saving_in_jupyterlab_keeps_the_md(path: Path, tmp_path: Path):
+def test_saving_in_jupyterlab_keeps_the_md(path: Path, kind: str, tmp_path: Path):
     root = _lab_copy(tmp_path / "repo")
     rel = path.relative_to(ROOT).as_posix()
     before = (root / rel).read_bytes()
-    cm = _contents_manager(root)
+    cm = _contents_manager(root, kind)
     for session in ("first save", "second save, outputs read back from the pair"):
         had_outputs = _run_and_save(cm, rel)
         if session.startswith("second") and path.parent.name == "chapters":
