@@ -242,7 +242,7 @@ def roofline(chip, points=(), *, dtype: str = "bfloat16", unit=None, title: str 
         c = get(c)
         peak = c.peak_flops(dtype, unit)
         ys = np.minimum(peak, xs * c.hbm_bandwidth)
-        fig.add_trace(go.Scatter(x=xs, y=ys / 1e12, mode="lines", name=f"{c.name} ({dtype})",
+        fig.add_trace(go.Scatter(x=xs, y=ys / 1e12, mode="lines", name=f"{c.name.split(' (')[0]} ({dtype})",
                                  line=dict(color=SEQUENCE[i % len(SEQUENCE)], width=3 if i == 0 else 2,
                                            dash="solid" if i == 0 else "dash")))
         ridge = peak / c.hbm_bandwidth
@@ -264,6 +264,6 @@ def roofline(chip, points=(), *, dtype: str = "bfloat16", unit=None, title: str 
                                  marker=dict(size=11, color="#D55E00", symbol="diamond",
                                              line=dict(color="#000000", width=1)),
                                  name="kernels", hovertemplate="%{text}<br>%{x:.3g} FLOP/B, %{y:.3g} TFLOP/s<extra></extra>"))
-    fig.update_xaxes(type="log", title="arithmetic intensity (FLOP per byte of HBM traffic)", range=[np.log10(xrange[0]), np.log10(xrange[1])])
+    fig.update_xaxes(type="log", title="intensity (FLOP per byte of HBM traffic)", range=[np.log10(xrange[0]), np.log10(xrange[1])])
     fig.update_yaxes(type="log", title="attainable TFLOP/s")
     return style(fig, title=title, height=420)
