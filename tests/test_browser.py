@@ -14,10 +14,12 @@ Every page of ``_build/html`` is opened at desktop (1280 px) and phone (390 px) 
   labsim table of four or more columns is a stack of cards: there each card *line* (a cell) must be at
   most 100 px tall, not the card. Footnote rows (``tr.labsim-note-row``, prose that spans the table)
   are exempt from the row-height rule;
-* an output box (``div.cell_output`` or one of its outputs) that is shown but holds nothing.
+* an output box (``div.cell_output`` or one of its outputs) that is shown but holds nothing;
+* a Plotly title whose box overlaps its figure's legend or modebar.
 
 Screenshots of every page go to ``_build/screenshots/``. The meta-tests at the end prove the
-checker can fail: a page with an injected outside script, and a figure that never draws.
+checker can fail: a page with an injected outside script, a figure that never draws, broken tables, and
+titles under a legend or a modebar.
 """
 from __future__ import annotations
 
@@ -149,6 +151,30 @@ _TABLES = """([minPad, maxRow]) => {
 }"""
 
 
+_TITLE_OVERLAPS = """() => {
+  const problems = [];
+  const box = (e) => { const r = e && e.getBoundingClientRect(); return r && r.width > 0 && r.height > 0 ? r : null; };
+  const hit = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1
+    && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1;
+  document.querySelectorAll('.js-plotly-plot').forEach((plot, i) => {
+    if (!plot.getClientRects().length) return;
+    const fig = plot.closest('.labsim-figure');
+    const name = 'figure ' + ((fig && fig.id) || plot.id || '#' + (i + 1));
+    const title = [...plot.querySelectorAll('.g-gtitle text.gtitle')].find((t) => t.textContent.trim() && box(t));
+    if (!title) return;
+    const t = box(title), label = '"' + title.textContent.trim().slice(0, 40) + '"';
+    plot.querySelectorAll('g.legend').forEach((lg) => {
+      const r = box(lg.querySelector('rect.bg') || lg);
+      if (r && hit(t, r)) problems.push(name + ': title ' + label + ' overlaps its legend');
+    });
+    const mb = plot.querySelector('.modebar-container .modebar');
+    const r = mb && getComputedStyle(mb.parentElement).display !== 'none' && box(mb);
+    if (r && hit(t, r)) problems.push(name + ': title ' + label + ' overlaps its modebar');
+  });
+  return problems;
+}"""
+
+
 def _slug(page: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", page.removesuffix(".html"))
 
@@ -224,6 +250,7 @@ def check_page(browser, base_url: str, page: str, *, viewport: dict, screenshot:
                 except Exception:  # noqa: BLE001
                     rep.problems.append(f"figure {fid}: moving slider {name!r} did not change the plot")
 
+        rep.problems += pg.evaluate(_TITLE_OVERLAPS)
         rep.problems += pg.evaluate(_TABLES, [MIN_CELL_PADDING_PX, MAX_ROW_HEIGHT_PX])
         if viewport["width"] < 600:
             o = pg.evaluate(_H_OVERFLOW)
@@ -375,3 +402,36 @@ def test_checker_accepts_a_labsim_table_that_scrolls_and_cards_on_a_phone(site, 
         phone = check_page(browser, url, page, viewport=PHONE)
     assert desk.problems == [] and phone.problems == [], (desk.problems, phone.problems)
 
+
+
+def _titled_figure(fid: str, layout: str, config: str) -> str:
+    """A drawn figure with a title and a two-entry legend, laid out by ``layout`` (JS object text)."""
+    return f"""<div class="labsim-figure" id="{fid}" data-labsim-kind="static" style="width: 380px">
+<div class="labsim-plot" role="img" aria-label="titled figure"></div>
+<script>(function () {{
+  function go() {{
+    var plot = document.getElementById("{fid}").querySelector(".labsim-plot");
+    Plotly.newPlot(plot, [{{x: [1, 2], y: [1, 2], name: "first series"}}, {{x: [1, 2], y: [2, 1], name: "second"}}],
+                   Object.assign({{height: 300, showlegend: true, margin: {{t: 60}}}}, {layout}), {config});
+  }}
+  if (window.Plotly) {{ go(); }} else {{ window.addEventListener("load", go); }}
+}})();</script></div>"""
+
+
+def test_checker_reports_a_title_under_its_legend_or_modebar(site, browser, tmp_path):
+    title = '{text: "A title as long as a line of the page", x: %s, xanchor: "%s", y: 0.98, yanchor: "top"}'
+    good = _titled_figure("lsfig-good", '{title: %s, legend: {orientation: "h", xref: "container", '
+                          'yref: "container", x: 0, y: 0, yanchor: "bottom"}}' % (title % (0, "left")),
+                          '{displayModeBar: false}')
+    legend = _titled_figure("lsfig-legend", '{title: %s, legend: {orientation: "h", yref: "container", x: 0, '
+                            'y: 0.98, yanchor: "top"}}' % (title % (0, "left")), '{displayModeBar: false}')
+    modebar = _titled_figure("lsfig-modebar", '{title: %s, legend: {orientation: "h", yref: "container", '
+                             'x: 0, y: 0, yanchor: "bottom"}}' % (title % (1, "right")), '{displayModeBar: true}')
+    page = "book/intro.html"
+    _copy_page_with(tmp_path, site, page, good + legend + modebar)
+    with serve_directory(tmp_path) as url:
+        rep = check_page(browser, url, page, viewport=DESKTOP)
+    assert rep.figures == 3, rep
+    assert rep.problems == ['figure lsfig-legend: title "A title as long as a line of the page" overlaps its legend',
+                            'figure lsfig-modebar: title "A title as long as a line of the page" overlaps its modebar'
+                            ], rep.problems

@@ -316,3 +316,60 @@ def test_program_stage_and_max_error():
         p.stage("nope")
     assert p.max_error() < 1e-6
     assert ls.compile(ls.trace(lambda x: lnp.sqrt(x) * 2.0, S((16,)))).max_error(positive=True) < 1e-6
+
+
+# ----------------------------------------------------------------------------------------------
+# one figure system: template, log ticks, shared axes across steps, no modebar
+def test_style_uses_the_book_template_with_the_legend_below():
+    fig = lv.style(go.Figure(go.Scatter(x=[1, 2], y=[3, 4], name="a")), title="t")
+    t = fig.layout.template.layout
+    assert "system-ui" in t.font.family and "labsim Hangul" in t.font.family
+    assert (t.legend.yref, t.legend.y, t.legend.yanchor) == ("container", 0, "bottom")
+    assert t.colorway[0] == "#0072B2"
+
+
+@pytest.mark.parametrize("lo, hi, want", [(1e-2, 1e4, "decades"), (20, 300, "full")])
+def test_log_axes_never_label_minor_ticks_with_a_lone_digit(lo, hi, want):
+    fig = lv.style(go.Figure(go.Scatter(x=[lo, hi], y=[1, 2])).update_xaxes(type="log"))
+    ax = fig.layout.xaxis
+    if want == "decades":
+        assert ax.dtick == 1 and ax.minor.dtick == "D1" and ax.minor.showgrid
+    else:
+        assert ax.dtick is None and ax.tickformat == "~g"
+    fixed = lv.style(go.Figure(go.Scatter(x=[1, 2], y=[1, 2])).update_xaxes(type="log", dtick="D2"))
+    assert fixed.layout.xaxis.dtick == "D2", "an axis the caller ticks itself is left alone"
+
+
+def test_share_axes_gives_every_step_the_union_range():
+    from labsim.viz.faces import share_axes
+
+    figs = [lv.roofline(c, [("k", 10.0, None)]) for c in ("H100 SXM", "CPU")]
+    share_axes(figs)
+    assert figs[0].layout.yaxis.range == figs[1].layout.yaxis.range
+    lo, hi = figs[0].layout.yaxis.range
+    for f in figs:  # every roof lies inside the shared range
+        ys = np.concatenate([np.asarray(t.y, float) for t in f.data])
+        assert lo <= np.log10(ys.min()) and np.log10(ys.max()) <= hi
+    assert figs[0].layout.xaxis.range == (-2.0, 4.0), "a range the figure fixes itself is kept"
+    bars = [lv.style(go.Figure(go.Bar(y=["a", "b"], x=[n, 2 * n], orientation="h")).update_yaxes(autorange="reversed"))
+            for n in (1, 5)]
+    share_axes(bars)
+    assert bars[0].layout.xaxis.range == bars[1].layout.xaxis.range and bars[0].layout.xaxis.range[0] == 0
+    assert bars[0].layout.xaxis.range[1] >= 10 and bars[0].layout.yaxis.range is None, "categories keep autorange"
+    stacked = [go.Figure([go.Bar(x=["a"], y=[n]), go.Bar(x=["a"], y=[n])]).update_layout(barmode="stack")
+               for n in (1, 3)]
+    share_axes(stacked)
+    assert stacked[0].layout.yaxis.range[1] >= 6
+
+
+def test_static_face_shares_axes_and_shows_no_modebar(monkeypatch):
+    monkeypatch.setenv("LABSIM_BOOK", "1")
+    f = lv.interactive(lambda chip: lv.roofline(chip, [("k", 10.0, None)]), {"chip": ["H100 SXM", "CPU"]}, alt="r")
+    page = f.to_html()
+    assert "displayModeBar: false" in page and "modeBarButtons" not in page
+    figs = static_payload(page)["figures"]
+    assert figs["0"]["layout"]["yaxis"]["range"] == figs["1"]["layout"]["yaxis"]["range"]
+    own = lv.interactive(lambda chip: lv.roofline(chip, [("k", 10.0, None)]), {"chip": ["H100 SXM", "CPU"]},
+                         alt="r", shared_axes=False)
+    figs = static_payload(own.to_html())["figures"]
+    assert "range" not in figs["0"]["layout"]["yaxis"]

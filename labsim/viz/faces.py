@@ -18,6 +18,7 @@ import json
 import math
 import numbers
 import os
+import re
 import uuid
 from typing import Any, Callable, Mapping, Sequence
 
@@ -41,7 +42,7 @@ _SCRIPT = """
   var data = JSON.parse(root.querySelector("script.labsim-data").textContent);
   var plot = root.querySelector(".labsim-plot");
   var sliders = Array.prototype.slice.call(root.querySelectorAll("input.labsim-slider"));
-  var config = {responsive: true, displaylogo: false, modeBarButtonsToRemove: ["toImage", "sendDataToCloud"]};
+  var config = {responsive: true, displayModeBar: false};
   function key() { return sliders.map(function (s) { return s.value; }).join("_"); }
   function draw() {
     var f = data.figures[key()] || data.figures[data.initial];
@@ -82,6 +83,106 @@ def _static_html(figures: Mapping[str, str], initial: str, alt: str, controls: S
             f'<div class="labsim-plot" role="img" aria-label="{html.escape(alt)}" style="width:100%;min-height:300px"></div>'
             f'<script type="application/json" class="labsim-data">{payload}</script>'
             + _SCRIPT % {"id": json.dumps(fid)} + "</div>")
+
+
+#: Plotly's config for every figure of the book: no modebar (it sat on the titles and legends)
+PLOTLY_CONFIG = {"displayModeBar": False, "responsive": True}
+
+
+def _numbers(vals) -> list[float]:
+    if vals is None or isinstance(vals, str) or not hasattr(vals, "__iter__"):
+        return []
+    return [float(v) for v in vals if isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)]
+
+
+def _extents(fig) -> dict[str, tuple[float, float, bool]]:
+    """Per numeric axis of ``fig`` ("xaxis", "yaxis2", ...): (low, high, has bars) of what its traces and
+    data-referenced shapes put there. Stacked bars count by their stacked totals."""
+    out: dict[str, list] = {}
+    barmode = fig.layout.barmode
+    stacks: dict[tuple, float] = {}
+
+    def add(key, vals, bar=False):
+        vals = [v for v in vals if math.isfinite(v)]
+        if not vals:
+            return
+        lo, hi, b = out.get(key, (math.inf, -math.inf, False))
+        out[key] = (min(lo, *vals), max(hi, *vals), b or bar)
+
+    for t in fig.data:
+        axes = {"x": "xaxis" + (getattr(t, "xaxis", None) or "x")[1:], "y": "yaxis" + (getattr(t, "yaxis", None) or "y")[1:]}
+        if t.type == "bar":
+            val = "x" if t.orientation == "h" else "y"
+            cat = "y" if val == "x" else "x"
+            v = _numbers(getattr(t, val))
+            base = _numbers(t.base) if t.base is not None and not isinstance(t.base, numbers.Real) else \
+                [float(t.base or 0)] * len(v)
+            cats = list(getattr(t, cat)) if getattr(t, cat) is not None else list(range(len(v)))
+            ends = []
+            for i, x in enumerate(v):
+                b = base[i] if i < len(base) else 0.0
+                if barmode in ("stack", "relative") and t.base is None:
+                    k = (axes[val], repr(cats[i]) if i < len(cats) else i, x >= 0)
+                    b = stacks.get(k, 0.0)
+                    stacks[k] = b + x
+                ends += [b, b + x]
+            add(axes[val], ends, bar=True)
+            add(axes[cat], _numbers(getattr(t, cat)))
+        elif t.type in ("scatter", "scattergl"):
+            for letter in "xy":
+                add(axes[letter], _numbers(getattr(t, letter)))
+    for sh in fig.layout.shapes or ():
+        for letter in "xy":
+            ref = getattr(sh, letter + "ref", None) or letter
+            if re.fullmatch(letter + r"\d*", ref):
+                add("xaxis" + ref[1:] if letter == "x" else "yaxis" + ref[1:],
+                    _numbers([getattr(sh, letter + "0"), getattr(sh, letter + "1")]))
+    return out
+
+
+def _has_strings(trace, key: str) -> bool:
+    """Does ``trace`` put strings (categories) on the axis ``key``?"""
+    letter = key[0]
+    if (getattr(trace, letter + "axis", None) or letter) != letter + key[5:] or letter not in trace._valid_props:
+        return False
+    vals = getattr(trace, letter, None)
+    return vals is not None and not isinstance(vals, str) and any(isinstance(v, str) for v in vals)
+
+
+def share_axes(figs: Sequence[Any]) -> None:
+    """Give the precomputed steps of an interactive figure one range per numeric axis (the union over
+    the steps), so that moving a control shows the change instead of rescaling it away. An axis a step
+    fixes itself (``range``), a category axis, a hidden one and a log axis with values ≤ 0 keep Plotly's
+    own autorange. Changes the figures in place."""
+    ext = [_extents(f) for f in figs]
+    keys = {k for e in ext for k in e}
+    for key in sorted(keys):
+        axes = [f.layout[key] if key in f.layout else None for f in figs]
+        live = [(f, a, e[key]) for f, a, e in zip(figs, axes, ext) if key in e and a is not None
+                and a.visible is not False]
+        if not live or any(a.range is not None or a.type in ("category", "multicategory", "date") for _, a, _ in live):
+            continue
+        # a category axis Plotly infers from strings
+        if any(_has_strings(t, key) for f, _, _ in live for t in f.data):
+            continue
+        log = {a.type == "log" for _, a, _ in live}
+        if len(log) != 1:
+            continue
+        log = log.pop()
+        lo, hi = min(e[0] for _, _, e in live), max(e[1] for _, _, e in live)
+        bars = any(e[2] for _, _, e in live)
+        if log:
+            if lo <= 0:
+                continue
+            lo, hi = math.log10(lo), math.log10(hi)
+        elif bars or any(a.rangemode == "tozero" for _, a, _ in live):
+            lo, hi = min(lo, 0.0), max(hi, 0.0)
+        pad = (hi - lo) * 0.05 or (abs(hi) * 0.1 if hi else 1.0)
+        lo = lo - pad if (log or lo != 0) else lo
+        hi = hi + pad if (log or hi != 0) else hi
+        for f, a, _ in live:
+            rng = [hi, lo] if a.autorange == "reversed" else [lo, hi]
+            a.update(range=rng, autorange=False)
 
 
 def _is_nan(v) -> bool:
@@ -130,7 +231,8 @@ class Figure:
     def _repr_mimebundle_(self, include=None, exclude=None):
         if in_book():
             return {"text/html": self.to_html(), "text/plain": self.alt}
-        bundle = self.fig._repr_mimebundle_(include, exclude) if hasattr(self.fig, "_repr_mimebundle_") else {}
+        bundle = (self.fig._repr_mimebundle_(include, exclude, config=PLOTLY_CONFIG)
+                  if hasattr(self.fig, "_repr_mimebundle_") else {})
         bundle = dict(bundle or {})
         bundle.setdefault("text/plain", self.alt)
         return bundle
@@ -146,7 +248,8 @@ class Interactive:
 
     def __init__(self, make_fig: Callable[..., Any], controls: Mapping[str, Sequence[Any]], *,
                  alt: str | Callable[..., str], defaults: Mapping[str, Any] | None = None,
-                 labels: Mapping[str, str] | None = None, formats: Mapping[str, Callable[[Any], str]] | None = None):
+                 labels: Mapping[str, str] | None = None, formats: Mapping[str, Callable[[Any], str]] | None = None,
+                 shared_axes: bool = True):
         if not controls:
             raise ValueError("interactive() needs at least one control")
         self.make_fig = make_fig
@@ -161,6 +264,7 @@ class Interactive:
                 raise ValueError(f"control {k!r} repeats a value: {vals}")
         self.labels = {k: (labels or {}).get(k, k) for k in self.controls_spec}
         self.formats = dict(formats or {})
+        self.shared_axes = shared_axes
         self.alt = alt
         defaults = dict(defaults or {})
         for k, v in defaults.items():
@@ -227,12 +331,12 @@ class Interactive:
                 msg.value = f"<span style='color:#D55E00'>{self.error}</span>" if self.error else ""
                 with out:
                     out.clear_output(wait=True)
-                    display(fig)
+                    display(Figure(fig, self.alt_text(**self.params)))
 
             for s in self.controls.values():
                 s.observe(on_change, names="value")
             with out:
-                display(self.figure)
+                display(Figure(self.figure, self.alt_text(**self.params)))
             self._on_change = on_change
             self._widget = w.VBox([*self.controls.values(), msg, out])
         return self._widget
@@ -247,14 +351,17 @@ class Interactive:
         if n > MAX_STATIC_FRAMES:
             raise ValueError(f"interactive figure has {n} combinations of control values; the website embeds "
                              f"at most {MAX_STATIC_FRAMES} (use fewer values per control)")
-        figures = {}
+        steps = {}
         for combo in itertools.product(*grids):
             params = {k: self.controls_spec[k][i] for k, i in zip(keys, combo)}
             try:
                 fig = self._checked(self.make_fig(**params), params)
             except Exception as e:
                 raise RuntimeError(f"interactive figure failed at {params}: {type(e).__name__}: {e}") from e
-            figures["_".join(map(str, combo))] = _fig_json(fig)
+            steps["_".join(map(str, combo))] = fig
+        if self.shared_axes:
+            share_axes(list(steps.values()))
+        figures = {k: _fig_json(f) for k, f in steps.items()}
         init_idx = [self.controls_spec[k].index(self.params[k]) for k in keys]
         controls = [(k, self.labels[k], [self._fmt(k, v) for v in self.controls_spec[k]], i)
                     for k, i in zip(keys, init_idx)]
@@ -267,7 +374,12 @@ class Interactive:
 
 
 def interactive(make_fig: Callable[..., Any], controls: Mapping[str, Sequence[Any]], *, alt, defaults=None,
-                labels=None, formats=None) -> Interactive:
+                labels=None, formats=None, shared_axes: bool = True) -> Interactive:
     """A figure the reader drives: ``make_fig(**params)`` returns a Plotly figure for one choice of
-    control values; ``controls`` maps each parameter to the values a slider steps through."""
-    return Interactive(make_fig, controls, alt=alt, defaults=defaults, labels=labels, formats=formats)
+    control values; ``controls`` maps each parameter to the values a slider steps through.
+
+    ``shared_axes``: on the website every step gets the same numeric axis ranges (the union over the
+    steps, see :func:`share_axes`), so a change shows as a change; pass False where the steps are
+    unrelated pictures."""
+    return Interactive(make_fig, controls, alt=alt, defaults=defaults, labels=labels, formats=formats,
+                       shared_axes=shared_axes)

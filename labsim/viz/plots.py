@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from typing import Sequence
 
 from ..machines.events import Trace, UnitId
@@ -20,19 +21,80 @@ def _positive(v, name: str, where: str) -> float:
     return float(v)
 
 
+#: the book's body font: pydata-sphinx-theme's system stack, after the Hangul subset labsim-font.css ships
+FONT_FAMILY = '"labsim Hangul", system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif'
+TEMPLATE = "labsim"
+
+
+def template():
+    """The book's Plotly template (registered as ``"labsim"``): plotly_white in the body font, the
+    palette's colours, the legend as a row *below* the plot (never on the title, and it wraps at phone
+    width), the title at the top left."""
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    if TEMPLATE not in pio.templates:
+        t = go.layout.Template(pio.templates["plotly_white"])
+        t.layout.update(
+            font=dict(family=FONT_FAMILY, size=13, color="#222222"), colorway=SEQUENCE,
+            title=dict(x=0, xanchor="left", y=0.98, yanchor="top", font=dict(size=15)),
+            # container-referenced: the legend sits at the figure's foot and Plotly reserves the room for
+            # it below the x-axis title, whatever the width
+            legend=dict(orientation="h", xref="container", yref="container", x=0, xanchor="left", y=0,
+                        yanchor="bottom", font=dict(size=12)),
+            hoverlabel=dict(font=dict(family=FONT_FAMILY)),
+        )
+        pio.templates[TEMPLATE] = t
+    return pio.templates[TEMPLATE]
+
+
+def _axis_values(fig, letter: str, axis_key: str) -> list[float]:
+    """The finite numbers the traces put on one axis (``letter`` "x" or "y"; ``axis_key`` "xaxis2" ...)."""
+    ref = letter + axis_key[5:]
+    out = []
+    for t in fig.data:
+        if (getattr(t, letter + "axis", None) or letter) != ref:
+            continue
+        vals = getattr(t, letter, None) if letter in getattr(t, "_valid_props", ()) else None
+        if vals is None or isinstance(vals, str):
+            continue
+        try:
+            out += [float(v) for v in vals if _finite(v)]
+        except TypeError:
+            continue
+    return out
+
+
+def _log_ticks(fig) -> None:
+    """No misleading log minor-tick labels: Plotly labels 20 and 50 as a small "2" and "5" ("2 5 2 5"
+    that read as data). A log axis spanning two decades or more is labelled at the decades only, with
+    unlabelled minor grid lines; a narrower one gets full labels ("20", "50")."""
+    for key in [k for k in fig.layout.to_plotly_json() if re.fullmatch(r"[xy]axis\d*", k)]:
+        ax = fig.layout[key]
+        if ax.type != "log" or ax.dtick is not None or ax.tickvals is not None or ax.tickformat:
+            continue
+        if ax.range is not None and None not in ax.range:
+            span = abs(ax.range[1] - ax.range[0])
+        else:
+            vals = [v for v in _axis_values(fig, key[0], key) if v > 0]
+            span = math.log10(max(vals) / min(vals)) if vals else 99
+        if span >= 2:
+            ax.update(dtick=1, minor=dict(dtick="D1", showgrid=True, gridcolor="#F2F2F2", ticks=""))
+        else:
+            ax.update(tickformat="~g")
+
+
 def style(fig, *, title: str | None = None, height: int = 360):
-    """House style: white background, colour-blind-safe colours, legend below (phone-friendly)."""
-    # legend in a row above the plot, under the title: never on top of the x-axis title, and it wraps
-    # instead of overflowing at phone width
+    """House style: the ``labsim`` template (body font, colour-blind-safe colours, legend below the plot),
+    honest log ticks, axis titles kept inside the figure."""
     fig.update_layout(
-        template="plotly_white", colorway=SEQUENCE, height=height, autosize=True,
-        margin=dict(l=10, r=10, t=80 if title else 40, b=10),
-        font=dict(family="Helvetica, Arial, sans-serif", size=13),
-        legend=dict(orientation="h", yanchor="bottom", y=1.01, xanchor="left", x=0),
-        title=dict(text=title, x=0, xanchor="left", y=0.98, yanchor="top", font=dict(size=15)) if title else None,
+        template=template(), height=height, autosize=True,
+        margin=dict(l=10, r=10, t=60 if title else 20, b=10),
+        title=dict(text=title) if title else None,
     )
     fig.update_xaxes(automargin=True)
     fig.update_yaxes(automargin=True)
+    _log_ticks(fig)
     return fig
 
 
@@ -180,7 +242,7 @@ def roofline(chip, points=(), *, dtype: str = "bfloat16", unit=None, title: str 
         c = get(c)
         peak = c.peak_flops(dtype, unit)
         ys = np.minimum(peak, xs * c.hbm_bandwidth)
-        fig.add_trace(go.Scatter(x=xs, y=ys / 1e12, mode="lines", name=f"{c.name} ({dtype})",
+        fig.add_trace(go.Scatter(x=xs, y=ys / 1e12, mode="lines", name=f"{c.name.split(' (')[0]} ({dtype})",
                                  line=dict(color=SEQUENCE[i % len(SEQUENCE)], width=3 if i == 0 else 2,
                                            dash="solid" if i == 0 else "dash")))
         ridge = peak / c.hbm_bandwidth
@@ -202,6 +264,6 @@ def roofline(chip, points=(), *, dtype: str = "bfloat16", unit=None, title: str 
                                  marker=dict(size=11, color="#D55E00", symbol="diamond",
                                              line=dict(color="#000000", width=1)),
                                  name="kernels", hovertemplate="%{text}<br>%{x:.3g} FLOP/B, %{y:.3g} TFLOP/s<extra></extra>"))
-    fig.update_xaxes(type="log", title="arithmetic intensity (FLOP per byte of HBM traffic)", range=[np.log10(xrange[0]), np.log10(xrange[1])])
+    fig.update_xaxes(type="log", title="intensity (FLOP per byte of HBM traffic)", range=[np.log10(xrange[0]), np.log10(xrange[1])])
     fig.update_yaxes(type="log", title="attainable TFLOP/s")
     return style(fig, title=title, height=420)
