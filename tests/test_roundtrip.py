@@ -14,6 +14,7 @@ Everything happens on copies in a temporary directory; the real chapters are nev
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
 import shutil
 import subprocess
@@ -49,6 +50,13 @@ def _lab_copy(dest: Path) -> Path:
     return dest
 
 
+def _run(coro):
+    """Run a coroutine to completion in a thread of its own: an event loop may already be running in
+    this one (Playwright's sync API, used by the browser tests, leaves one behind)."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
 class _Sync:
     """Calls an asynchronous contents manager as a synchronous one."""
 
@@ -56,10 +64,10 @@ class _Sync:
         self.cm = cm
 
     def get(self, *args, **kwargs):
-        return asyncio.run(self.cm.get(*args, **kwargs))
+        return _run(self.cm.get(*args, **kwargs))
 
     def save(self, *args, **kwargs):
-        return asyncio.run(self.cm.save(*args, **kwargs))
+        return _run(self.cm.save(*args, **kwargs))
 
 
 def _contents_manager(root: Path, kind: str = "sync"):
