@@ -50,11 +50,14 @@ def _lab_copy(dest: Path) -> Path:
     return dest
 
 
+_LOOP_THREAD = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="roundtrip")
+
+
 def _run(coro):
-    """Run a coroutine to completion in a thread of its own: an event loop may already be running in
-    this one (Playwright's sync API, used by the browser tests, leaves one behind)."""
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
+    """Run a coroutine to completion in one helper thread, always the same: an event loop may already be
+    running in this one (Playwright's sync API, used by the browser tests, leaves one behind), and the
+    contents manager's notebook-signature database (SQLite) must stay in the thread that opened it."""
+    return _LOOP_THREAD.submit(asyncio.run, coro).result()
 
 
 class _Sync:
