@@ -98,6 +98,8 @@ def check_kernels(prog) -> None:
         elif n.op != "reshape":  # a reshape is a bitcast: it may need no kernel at all
             assert count == 1, f"node {n.op} is in no kernel"
     assert set(seen) <= {id(n) for n in prog.graph.nodes}, "a kernel runs a node that is not in the graph"
+    written = [id(prog.buffer(o)) for k in prog.kernels for o in k.outputs]
+    assert len(written) == len(set(written)), "a buffer is written by two kernels"
     graph_flops = registry_flops(prog.graph.nodes)
     assert prog.flops == sum(k.flops for k in prog.kernels) >= graph_flops
     if all(c == 1 for c in seen.values()):

@@ -328,3 +328,19 @@ def test_the_plan_is_typed_data_that_lowering_follows():
     bad = FusionPlan(nodes=prog.graph.nodes, groups=plan.groups[1:], decisions=())
     with pytest.raises(PlanError, match="is in no fusion group"):
         bad.verify(prog.graph)
+
+
+def test_a_cheap_producer_computed_inside_a_kernel_gets_no_kernel_of_its_own():
+    """t = x + y feeds exp (fused), a reduction (recomputed there) and a dot (which reads it from memory):
+    the kernel that computes t writes it once; t gets no second kernel writing it again."""
+    def mixed(x, y, w):
+        t = x + y
+        e = lnp.exp(t)
+        return lnp.sum(e * t, axis=1), t @ w, lnp.max(e, axis=1)
+
+    m = S((256, 512))
+    prog = ls.compile(ls.trace(mixed, m, m, S((512, 128))))
+    writers = [k.name for k in prog.kernels for o in k.outputs if o.aval.shape == (256, 512) and
+               any(n.out is o and n.op == "add" for n in k.nodes)]
+    assert len(writers) == 1
+    assert [k.ops for k in prog.kernels].count(("add",)) == 0

@@ -273,9 +273,9 @@ def fusion_plan(g: Graph) -> FusionPlan:
 
     for i in reversed(range(len(nodes))):
         n = nodes[i]
-        if n.op == Op.CONSTANT or (i in groups_of and covered(i) and id(n.out) not in out_ids):
-            continue
-        if i in groups_of and id(n.out) in out_ids:
+        if n.op == Op.CONSTANT or i in groups_of:
+            # already computed inside another kernel (a cheap producer taken in by its consumers): that
+            # kernel writes it for any reader outside, so it needs no kernel of its own
             continue
         gid = i
         members[gid], gkinds[gid], gshapes[gid] = set(), set(), set()
@@ -475,8 +475,9 @@ def _order_acyclic(groups, nodes, index, log) -> list[list[int]]:
                 raise AssertionError("fusion produced a cycle between kernels that cannot be split")
             i, gi = max(cand)
             groups[gi] = [j for j in groups[gi] if j != i]
-            groups.append([i])
-            log.append(Split(i))
+            if [i] not in groups:  # a node computed in several kernels is split out once
+                groups.append([i])
+                log.append(Split(i))
 
 
 def fuse(g: Graph) -> Graph:

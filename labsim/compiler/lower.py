@@ -188,6 +188,8 @@ def lower(g: Graph, groups: Sequence[Sequence[Node]] | None = None) -> tuple[tup
         outs = [n.out for n in grp if id(n.out) in needed and id(n.out) not in written]
         written.update(id(o) for o in outs)
         if not outs:
+            if any(id(n.out) in needed for n in grp):
+                continue  # all it would write is in memory already (a duplicated cheap op): no kernel
             outs = [grp[-1].out]
         base = grp[-1].op if len(grp) == 1 or eager else "fusion"
         i = counters.get(base, 0)
