@@ -361,34 +361,24 @@ def _binary(b: _B, S, dt):
     if op in _CMP:
         if (is_f(dt) and not b.exact):
             return None
-        npf = _CMP[op]
-        lf = getattr(lnp, op)
-
-        def tw(c, a, npf=npf):
-            x, y = cast(c, pdt), cast(a[i], pdt)
-            return npf(y, x) if swap else npf(x, y)
-        if form == "op":
-            pf = _PYOP[_OPSYM[op]]
-            return (Step(f"p{i} {_OPSYM[op]} x" if swap else f"x {_OPSYM[op]} p{i}",
-                         (lambda c, a: pf(a[i], c)) if swap else (lambda c, a: pf(c, a[i])), tw,
-                         eager=(lambda c, a: lf(a[i], c)) if swap else (lambda c, a: lf(c, a[i])), ops=(op,)),
-                    new, "bool", True)
-        return (Step(f"{op}(p{i}, x)" if swap else f"{op}(x, p{i})",
-                     (lambda c, a: lf(a[i], c)) if swap else (lambda c, a: lf(c, a[i])), tw, ops=(op,)), new, "bool", True)
-    npf = _ARITH[op]
-    lf = getattr(lnp, op)
+        return _operand_step(op, _CMP[op], i, swap, form, pdt), new, "bool", True
     exact = (b.exact and op in ("maximum", "minimum")) or not is_f(pdt)
+    return _operand_step(op, _ARITH[op], i, swap, form, pdt), new, pdt, exact
 
-    def tw(c, a, npf=npf):
+
+def _operand_step(op: str, npf, i: int, swap: bool, form: str, pdt: str) -> "Step":
+    """``x op p_i`` (or ``p_i op x``), as an operator or as ``lnp.op``, with its NumPy twin in ``pdt``."""
+    lf = getattr(lnp, op)
+
+    def tw(c, a):
         x, y = cast(c, pdt), cast(a[i], pdt)
         return npf(y, x) if swap else npf(x, y)
+    call = (lambda c, a: lf(a[i], c)) if swap else (lambda c, a: lf(c, a[i]))
     if form == "op":
         pf = _PYOP[_OPSYM[op]]
-        return (Step(f"p{i} {_OPSYM[op]} x" if swap else f"x {_OPSYM[op]} p{i}",
-                     (lambda c, a: pf(a[i], c)) if swap else (lambda c, a: pf(c, a[i])), tw,
-                     eager=(lambda c, a: lf(a[i], c)) if swap else (lambda c, a: lf(c, a[i])), ops=(op,)), new, pdt, exact)
-    return (Step(f"{op}(p{i}, x)" if swap else f"{op}(x, p{i})",
-                 (lambda c, a: lf(a[i], c)) if swap else (lambda c, a: lf(c, a[i])), tw, ops=(op,)), new, pdt, exact)
+        return Step(f"p{i} {_OPSYM[op]} x" if swap else f"x {_OPSYM[op]} p{i}",
+                    (lambda c, a: pf(a[i], c)) if swap else (lambda c, a: pf(c, a[i])), tw, eager=call, ops=(op,))
+    return Step(f"{op}(p{i}, x)" if swap else f"{op}(x, p{i})", call, tw, ops=(op,))
 
 
 _UNARY_F = {
