@@ -1,0 +1,254 @@
+"""Drawings of a GPU's insides for the chapters *Inside a GPU* and *Warps* (chapters 7 and 8).
+
+Every number a drawing shows is read from the chip's preset (``ls.hardware.PRESETS``: the chip's
+fields and its per-SM limits ``chip.sm``) or from a result of the SIMT machine (``ls.simt``); nothing
+is typed here. Colours come from :data:`labsim.viz.palette.ROLE`, one meaning each.
+
+- :func:`sm_diagram` — one streaming multiprocessor (SM) in the manner of NVIDIA's architecture
+  diagrams: four sub-partitions, each with a warp scheduler, a dispatch unit, its slice of the register
+  file, FP32 lanes, special-function units and a tensor core; shared memory / L1 below them; the L2
+  and HBM outside the SM. :func:`sm_alt` describes it in words.
+- :func:`occupancy_figure` — the blocks per SM that each resource allows, the binding one marked.
+- :func:`waves_figure` — a grid's blocks placed on the SMs wave by wave, the tail wave marked.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..hardware import Chip, get as get_chip
+try:
+    from .palette import ROLE, TINT
+except ImportError:  # TEMPORARY until main's palette roles are merged
+    ROLE = {"compute": "#0072B2", "vector": "#56B4E9", "memory": "#E69F00", "overhead": "#CC79A7", "host": "#999999",
+            "idle": "#DDDDDD", "mismatch": "#D55E00", "match": "#009E73", "data": "#F0E442"}
+    TINT = {"compute": "#CCE3F0", "vector": "#D6EEFA", "memory": "#FAE7C2", "overhead": "#F3DCEA",
+            "host": "#EEEEEE", "idle": "#F5F5F5", "mismatch": "#F7D9C4", "match": "#CCECE3", "data": "#FBF8C8"}
+from .plots import style
+
+_FONT = 11  # px: the size of labels inside boxes, chosen to fit a 390 px wide phone screen
+
+
+def _gpu(chip: str | Chip) -> Chip:
+    c = get_chip(chip)
+    if c.sm is None:
+        raise ValueError(f"{c.name} has no SM limits in its preset (chip.sm is None): only NVIDIA GPU presets "
+                         f"describe SMs; this chip is a {c.kind.value}")
+    return c
+
+
+def _kib(nbytes: float) -> str:
+    return f"{nbytes / 2**10:,.0f} KiB"
+
+
+def sm_numbers(chip: str | Chip) -> dict[str, Any]:
+    """The numbers :func:`sm_diagram` draws, each read from the preset (None where it has no sourced value).
+
+    Per sub-partition: ``registers`` (32-bit registers) and ``register_bytes``, ``fp32_lanes``,
+    ``sfu_lanes``, ``tensor_cores``. Per SM: ``sub_partitions``, ``shared_bytes`` (the largest shared-memory
+    carve-out), ``max_warps``, ``max_blocks``. Per chip: ``sms`` (None when the count is not sourced),
+    ``l2_bytes``, ``hbm_bytes``, ``hbm_bandwidth``, ``memory_name``."""
+    c = _gpu(chip)
+    sm = c.sm
+    p = sm.sub_partitions
+    return {
+        "name": c.name, "arch": c.arch, "compute_capability": sm.compute_capability,
+        "sub_partitions": p,
+        "registers": sm.registers_per_sm // p, "register_bytes": sm.registers_per_sm * 4 // p,
+        "fp32_lanes": sm.fp32_lanes // p, "sfu_lanes": sm.sfu_lanes // p, "tensor_cores": sm.tensor_cores // p,
+        "shared_bytes": sm.shared_per_sm, "max_warps": sm.max_warps_per_sm, "max_blocks": sm.max_blocks_per_sm,
+        "warp_size": sm.warp_size,
+        "sms": c.compute_units if "compute_units" in c.sources else None,
+        "l2_bytes": c.onchip.get("L2"), "hbm_bytes": c.hbm_capacity, "hbm_bandwidth": c.hbm_bandwidth,
+        "memory_name": c.memory_name,
+    }
+
+
+def _box(fig, x0, y0, x1, y1, role: str | None, text: str = "", *, size: int = _FONT, fill: str | None = None,
+         line_width: float = 1.0, bold: bool = False) -> None:
+    fig.add_shape(type="rect", x0=x0, y0=y0, x1=x1, y1=y1, xref="x", yref="y", layer="below",
+                  line=dict(color=ROLE[role] if role else "#555555", width=line_width),
+                  fillcolor=fill if fill is not None else (TINT[role] if role else "white"))
+    if text:
+        fig.add_annotation(x=(x0 + x1) / 2, y=(y0 + y1) / 2, text=f"<b>{text}</b>" if bold else text,
+                           showarrow=False, font=dict(size=size, color="#222222"), xref="x", yref="y")
+
+
+def _squares(fig, x0, y0, x1, y1, n: int, cols: int, role: str) -> None:
+    """``n`` small unit squares in a grid of ``cols`` columns inside the box (x0, y0)-(x1, y1)."""
+    rows = max(1, math.ceil(n / cols))
+    w, h = (x1 - x0) / cols, (y1 - y0) / rows
+    for i in range(n):
+        r, k = divmod(i, cols)
+        fig.add_shape(type="rect", x0=x0 + k * w + 0.12 * w, x1=x0 + (k + 1) * w - 0.12 * w,
+                      y0=y0 + r * h + 0.12 * h, y1=y0 + (r + 1) * h - 0.12 * h, xref="x", yref="y",
+                      line=dict(width=0), fillcolor=ROLE[role])
+
+
+def _partition(fig, x0: float, y0: float, w: float, h: float, n: dict, index: int) -> None:
+    _box(fig, x0, y0, x0 + w, y0 + h, None, fill="#FFFFFF", line_width=1.2)
+    fig.add_annotation(x=x0 + 1, y=y0 + 0.4, text=f"sub-partition {index}", showarrow=False, xanchor="left",
+                       yanchor="top", font=dict(size=_FONT - 1, color="#555555"), xref="x", yref="y")
+    pad, row = 1.0, h / 9.5
+    y = y0 + 1.6 * row
+    _box(fig, x0 + pad, y, x0 + w - pad, y + row, "overhead", "Warp scheduler")
+    y += 1.15 * row
+    _box(fig, x0 + pad, y, x0 + w - pad, y + row, "overhead", "Dispatch unit")
+    y += 1.15 * row
+    _box(fig, x0 + pad, y, x0 + w - pad, y + row, "data", f"Registers {_kib(n['register_bytes'])}")
+    y += 1.3 * row
+    # FP32 lanes on the left (a grid of small squares, as NVIDIA draws its cores), the tensor core right
+    lanes_w = 0.6 * (w - 2 * pad)
+    fig.add_annotation(x=x0 + pad, y=y, text=f"FP32 × {n['fp32_lanes']}", showarrow=False, xanchor="left",
+                       yanchor="top", font=dict(size=_FONT, color="#222222"), xref="x", yref="y")
+    lanes = n["fp32_lanes"]
+    cols = 8 if lanes <= 32 else 16
+    _squares(fig, x0 + pad, y + 0.9 * row, x0 + pad + lanes_w, y + 3.0 * row, lanes, cols, "vector")
+    tx0 = x0 + pad + lanes_w + 1.0
+    tc = n["tensor_cores"]
+    _box(fig, tx0, y, x0 + w - pad, y + 3.0 * row, "compute",
+         "Tensor<br>core" if tc == 1 else f"Tensor<br>cores × {tc}", fill=ROLE["compute"])
+    fig.layout.annotations[-1].font.color = "white"
+    y += 3.3 * row
+    fig.add_annotation(x=x0 + pad, y=y + 0.5 * row, text=f"SFU × {n['sfu_lanes']}", showarrow=False,
+                       xanchor="left", font=dict(size=_FONT, color="#222222"), xref="x", yref="y")
+    _squares(fig, x0 + pad + 0.3 * w, y, x0 + pad + 0.3 * w + n["sfu_lanes"] * 0.07 * w, y + row, n["sfu_lanes"],
+             n["sfu_lanes"], "vector")
+
+
+def sm_diagram(chip: str | Chip = "H100 SXM", *, height: int = 620):
+    """One SM of ``chip`` drawn as NVIDIA's architecture diagrams draw it, with the preset's numbers.
+
+    Above: the SM's sub-partitions (a 2 x 2 grid for four), each with a warp scheduler and dispatch unit
+    (reddish purple: they decide what runs), its quarter of the register file (yellow: operands), FP32
+    lanes and special-function units (sky blue: elementwise work) and a tensor core (blue: matrix work).
+    Below: the SM's shared memory / L1 and, outside the SM, the L2 cache and HBM (orange: memory)."""
+    import plotly.graph_objects as go
+
+    n = sm_numbers(chip)
+    fig = go.Figure()
+    W = 100.0
+    p = n["sub_partitions"]
+    cols = 2 if p > 1 else 1
+    rows = math.ceil(p / cols)
+    ph, gap = 44.0, 2.0
+    top = 7.0
+    sm_bottom = top + rows * (ph + gap) + 9.0
+    _box(fig, 0.5, 1.0, W - 0.5, sm_bottom, None, fill="#FAFAFA", line_width=2)
+    sms = f"one of {n['sms']:,} SMs" if n["sms"] else "SM count not in the preset"
+    fig.add_annotation(x=1.5, y=1.6, text=f"<b>SM</b> ({sms})", showarrow=False, xanchor="left", yanchor="top",
+                       font=dict(size=_FONT + 1, color="#222222"), xref="x", yref="y")
+    pw = (W - 3.0 - (cols - 1) * gap) / cols
+    for i in range(p):
+        r, k = divmod(i, cols)
+        _partition(fig, 1.5 + k * (pw + gap), top + r * (ph + gap), pw, ph, n, i)
+    y = top + rows * (ph + gap)
+    _box(fig, 1.5, y, W - 1.5, y + 7.0, "memory", f"Shared memory / L1 · up to {_kib(n['shared_bytes'])} shared")
+    # outside the SM
+    y = sm_bottom + 4.0
+    l2 = (f"L2 cache · {n['l2_bytes'] / 2**20:,.0f} MiB" if n["l2_bytes"] else "L2 cache (size not in the preset)")
+    l2 += f" · shared by all {n['sms']:,} SMs" if n["sms"] else " · shared by all SMs"
+    _box(fig, 0.5, y, W - 0.5, y + 7.0, "memory", l2)
+    fig.add_shape(type="line", x0=W / 2, x1=W / 2, y0=sm_bottom, y1=y, line=dict(color=ROLE["memory"], width=3))
+    y2 = y + 11.0
+    _box(fig, 0.5, y2, W - 0.5, y2 + 7.0, "memory",
+         f"{n['memory_name']} · {n['hbm_bytes'] / 1e9:,.0f} GB · {n['hbm_bandwidth'] / 1e12:,.2f} TB/s",
+         fill=ROLE["memory"])
+    fig.add_shape(type="line", x0=W / 2, x1=W / 2, y0=y + 7.0, y1=y2, line=dict(color=ROLE["memory"], width=3))
+    bottom = y2 + 8.0
+    fig.update_xaxes(visible=False, range=[0, W], fixedrange=True)
+    fig.update_yaxes(visible=False, range=[bottom, 0], fixedrange=True)
+    style(fig, title=f"Inside one SM<br><span style='font-size:12px'>{n['name']}<br>{n['arch']}, compute "
+                     f"capability {n['compute_capability']}</span>", height=height)
+    fig.update_layout(margin=dict(l=4, r=4, t=74, b=4), plot_bgcolor="white", showlegend=False)
+    return fig
+
+
+def sm_alt(chip: str | Chip = "H100 SXM") -> str:
+    """What :func:`sm_diagram` shows, in words (its alt text)."""
+    n = sm_numbers(chip)
+    sms = f"one of {n['sms']:,} SMs" if n["sms"] else "one SM (the preset gives no SM count)"
+    l2 = f"a {n['l2_bytes'] / 2**20:,.0f} MiB L2 cache" if n["l2_bytes"] else "the L2 cache (size not in the preset)"
+    return (f"Block diagram of {sms} of the {n['name']}. It has {n['sub_partitions']} sub-partitions, each with a "
+            f"warp scheduler, a dispatch unit, {_kib(n['register_bytes'])} of registers, {n['fp32_lanes']} FP32 lanes, "
+            f"{n['sfu_lanes']} special-function units and {n['tensor_cores']} tensor core"
+            f"{'s' if n['tensor_cores'] != 1 else ''}. Below them the SM's shared memory and L1, up to "
+            f"{_kib(n['shared_bytes'])} of shared memory; outside the SM {l2} and {n['hbm_bytes'] / 1e9:,.0f} GB of "
+            f"{n['memory_name']} at {n['hbm_bandwidth'] / 1e12:,.2f} TB/s.")
+
+
+# ---------------------------------------------------------------------------------------------------
+# occupancy and waves
+
+def occupancy_figure(occ, *, title: str | None = None, height: int = 300):
+    """The blocks per SM that each resource allows (``occ`` from ``ls.simt.occupancy``): one bar per
+    resource, the binding one(s) in the "mismatch" colour, the others in "match"; the text on each bar says
+    how the number was found."""
+    import plotly.graph_objects as go
+
+    rows = occ.rows()
+    names = [r[0] for r in rows]
+    vals = [r[1] for r in rows]
+    binding = {str(k) for k in occ.limiters}
+    colors = [ROLE["mismatch"] if nm in binding else ROLE["match"] for nm in names]
+    text = [f"{v} blocks" + (" ← binds" if nm in binding else "") for nm, v in zip(names, vals)]
+    fig = go.Figure(go.Bar(
+        y=names, x=vals, orientation="h", marker=dict(color=colors), text=text, textposition="outside",
+        cliponaxis=False, customdata=[r[2] for r in rows], hovertemplate="%{y}: %{x} blocks<br>%{customdata}<extra></extra>",
+    ))
+    fig.update_yaxes(autorange="reversed", title=None)
+    fig.update_xaxes(title="blocks per SM this resource allows", rangemode="tozero",
+                     range=[0, max(vals) * 1.35])
+    if title is None:
+        title = (f"{occ.blocks_per_sm} blocks × {occ.warps_per_block} warps = {occ.warps_per_sm} of "
+                 f"{occ.max_warps_per_sm} warps ({occ.occupancy:.0%})")
+    return style(fig, title=title, height=height)
+
+
+def wave_counts(blocks: int, sms: int, blocks_per_sm: int) -> list[list[int]]:
+    """Blocks resident on each SM in each wave: ``[wave][sm]``. labsim's placement (a simplification, not
+    NVIDIA's undocumented block scheduler): a wave fills every SM up to ``blocks_per_sm``; the blocks of the
+    last wave are dealt to the SMs one at a time in turn, so its blocks spread over as many SMs as possible."""
+    for name, v in (("blocks", blocks), ("sms", sms), ("blocks_per_sm", blocks_per_sm)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ValueError(f"wave_counts: {name} must be a positive integer, got {v!r}")
+    per_wave = sms * blocks_per_sm
+    full, rest = divmod(blocks, per_wave)
+    waves = [[blocks_per_sm] * sms for _ in range(full)]
+    if rest:
+        waves.append([rest // sms + (1 if s < rest % sms else 0) for s in range(sms)])
+    return waves
+
+
+def waves_figure(chip: str | Chip, blocks: int, blocks_per_sm: int, *, title: str | None = None, height: int = 300):
+    """A grid of ``blocks`` blocks on ``chip``'s SMs, wave by wave: one bar per wave, as long as the GPU's
+    block slots (SMs x ``blocks_per_sm``), its busy slots in the "compute" colour and its empty ones in
+    "idle". Only a last, partly filled wave (the tail wave) has empty slots."""
+    import plotly.graph_objects as go
+
+    c = _gpu(chip)
+    if "compute_units" not in c.sources:
+        raise ValueError(f"{c.name}: the preset has no sourced SM count, so its waves cannot be drawn")
+    sms = c.compute_units
+    waves = wave_counts(blocks, sms, blocks_per_sm)
+    slots = sms * blocks_per_sm
+    names = [f"wave {w + 1}" for w in range(len(waves))]
+    busy = [sum(row) for row in waves]
+    idle = [slots - b for b in busy]
+    fig = go.Figure([
+        go.Bar(y=names, x=busy, orientation="h", name="block slots running a block",
+               marker=dict(color=ROLE["compute"]), hovertemplate="%{y}: %{x} busy slots<extra></extra>"),
+        go.Bar(y=names, x=idle, orientation="h", name="empty block slots", marker=dict(color=ROLE["idle"]),
+               hovertemplate="%{y}: %{x} empty slots<extra></extra>"),
+    ])
+    fig.update_layout(barmode="stack", bargap=0.3)
+    fig.update_xaxes(title=f"block slots: {sms} SMs × {blocks_per_sm} blocks", range=[0, slots], rangemode="tozero")
+    fig.update_yaxes(autorange="reversed", title=None, type="category")
+    n = len(waves)
+    if title is None:
+        title = (f"{blocks:,} blocks in {n} wave{'s' if n != 1 else ''}"
+                 + (f"; the tail wave is {busy[-1] / slots:.0%} full" if idle[-1] else "; no tail"))
+    return style(fig, title=title, height=max(height, 150 + 40 * n))
+
+
+__all__ = ["sm_numbers", "sm_diagram", "sm_alt", "occupancy_figure", "wave_counts", "waves_figure"]
