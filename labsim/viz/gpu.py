@@ -64,13 +64,32 @@ def sm_numbers(chip: str | Chip) -> dict[str, Any]:
     }
 
 
+class _Canvas:
+    """Shapes and annotations collected as plain dicts and handed to Plotly once (``add_shape`` one by one
+    validates the whole layout each time: seconds for a drawing of a few hundred shapes)."""
+
+    def __init__(self) -> None:
+        self.shapes: list[dict] = []
+        self.notes: list[dict] = []
+
+    def shape(self, **kw) -> None:
+        self.shapes.append(kw)
+
+    def note(self, **kw) -> None:
+        self.notes.append(kw)
+
+    def figure(self):
+        import plotly.graph_objects as go
+        return go.Figure(layout=dict(shapes=self.shapes, annotations=self.notes))
+
+
 def _box(fig, x0, y0, x1, y1, role: str | None, text: str = "", *, size: int = _FONT, fill: str | None = None,
          line_width: float = 1.0, bold: bool = False) -> None:
-    fig.add_shape(type="rect", x0=x0, y0=y0, x1=x1, y1=y1, xref="x", yref="y", layer="below",
+    fig.shape(type="rect", x0=x0, y0=y0, x1=x1, y1=y1, xref="x", yref="y", layer="below",
                   line=dict(color=ROLE[role] if role else "#555555", width=line_width),
                   fillcolor=fill if fill is not None else (TINT[role] if role else "white"))
     if text:
-        fig.add_annotation(x=(x0 + x1) / 2, y=(y0 + y1) / 2, text=f"<b>{text}</b>" if bold else text,
+        fig.note(x=(x0 + x1) / 2, y=(y0 + y1) / 2, text=f"<b>{text}</b>" if bold else text,
                            showarrow=False, font=dict(size=size, color="#222222"), xref="x", yref="y")
 
 
@@ -80,14 +99,14 @@ def _squares(fig, x0, y0, x1, y1, n: int, cols: int, role: str) -> None:
     w, h = (x1 - x0) / cols, (y1 - y0) / rows
     for i in range(n):
         r, k = divmod(i, cols)
-        fig.add_shape(type="rect", x0=x0 + k * w + 0.12 * w, x1=x0 + (k + 1) * w - 0.12 * w,
+        fig.shape(type="rect", x0=x0 + k * w + 0.12 * w, x1=x0 + (k + 1) * w - 0.12 * w,
                       y0=y0 + r * h + 0.12 * h, y1=y0 + (r + 1) * h - 0.12 * h, xref="x", yref="y",
                       line=dict(width=0), fillcolor=ROLE[role])
 
 
 def _partition(fig, x0: float, y0: float, w: float, h: float, n: dict, index: int) -> None:
     _box(fig, x0, y0, x0 + w, y0 + h, None, fill="#FFFFFF", line_width=1.2)
-    fig.add_annotation(x=x0 + 1, y=y0 + 0.4, text=f"sub-partition {index}", showarrow=False, xanchor="left",
+    fig.note(x=x0 + 1, y=y0 + 0.4, text=f"sub-partition {index}", showarrow=False, xanchor="left",
                        yanchor="top", font=dict(size=_FONT - 1, color="#555555"), xref="x", yref="y")
     pad, row = 1.0, h / 9.5
     y = y0 + 1.6 * row
@@ -99,7 +118,7 @@ def _partition(fig, x0: float, y0: float, w: float, h: float, n: dict, index: in
     y += 1.3 * row
     # FP32 lanes on the left (a grid of small squares, as NVIDIA draws its cores), the tensor core right
     lanes_w = 0.6 * (w - 2 * pad)
-    fig.add_annotation(x=x0 + pad, y=y, text=f"FP32 × {n['fp32_lanes']}", showarrow=False, xanchor="left",
+    fig.note(x=x0 + pad, y=y, text=f"FP32 × {n['fp32_lanes']}", showarrow=False, xanchor="left",
                        yanchor="top", font=dict(size=_FONT, color="#222222"), xref="x", yref="y")
     lanes = n["fp32_lanes"]
     cols = 8 if lanes <= 32 else 16
@@ -108,9 +127,9 @@ def _partition(fig, x0: float, y0: float, w: float, h: float, n: dict, index: in
     tc = n["tensor_cores"]
     _box(fig, tx0, y, x0 + w - pad, y + 3.0 * row, "compute",
          "Tensor<br>core" if tc == 1 else f"Tensor<br>cores × {tc}", fill=ROLE["compute"])
-    fig.layout.annotations[-1].font.color = "white"
+    fig.notes[-1]["font"]["color"] = "white"
     y += 3.3 * row
-    fig.add_annotation(x=x0 + pad, y=y + 0.5 * row, text=f"SFU × {n['sfu_lanes']}", showarrow=False,
+    fig.note(x=x0 + pad, y=y + 0.5 * row, text=f"SFU × {n['sfu_lanes']}", showarrow=False,
                        xanchor="left", font=dict(size=_FONT, color="#222222"), xref="x", yref="y")
     _squares(fig, x0 + pad + 0.3 * w, y, x0 + pad + 0.3 * w + n["sfu_lanes"] * 0.07 * w, y + row, n["sfu_lanes"],
              n["sfu_lanes"], "vector")
@@ -123,10 +142,9 @@ def sm_diagram(chip: str | Chip = "H100 SXM", *, height: int = 620):
     (reddish purple: they decide what runs), its quarter of the register file (yellow: operands), FP32
     lanes and special-function units (sky blue: elementwise work) and a tensor core (blue: matrix work).
     Below: the SM's shared memory / L1 and, outside the SM, the L2 cache and HBM (orange: memory)."""
-    import plotly.graph_objects as go
 
     n = sm_numbers(chip)
-    fig = go.Figure()
+    fig = _Canvas()
     W = 100.0
     p = n["sub_partitions"]
     cols = 2 if p > 1 else 1
@@ -136,7 +154,7 @@ def sm_diagram(chip: str | Chip = "H100 SXM", *, height: int = 620):
     sm_bottom = top + rows * (ph + gap) + 9.0
     _box(fig, 0.5, 1.0, W - 0.5, sm_bottom, None, fill="#FAFAFA", line_width=2)
     sms = f"one of {n['sms']:,} SMs" if n["sms"] else "SM count not in the preset"
-    fig.add_annotation(x=1.5, y=1.6, text=f"<b>SM</b> ({sms})", showarrow=False, xanchor="left", yanchor="top",
+    fig.note(x=1.5, y=1.6, text=f"<b>SM</b> ({sms})", showarrow=False, xanchor="left", yanchor="top",
                        font=dict(size=_FONT + 1, color="#222222"), xref="x", yref="y")
     pw = (W - 3.0 - (cols - 1) * gap) / cols
     for i in range(p):
@@ -149,13 +167,14 @@ def sm_diagram(chip: str | Chip = "H100 SXM", *, height: int = 620):
     l2 = (f"L2 cache · {n['l2_bytes'] / 2**20:,.0f} MiB" if n["l2_bytes"] else "L2 cache (size not in the preset)")
     l2 += f" · shared by all {n['sms']:,} SMs" if n["sms"] else " · shared by all SMs"
     _box(fig, 0.5, y, W - 0.5, y + 7.0, "memory", l2)
-    fig.add_shape(type="line", x0=W / 2, x1=W / 2, y0=sm_bottom, y1=y, line=dict(color=ROLE["memory"], width=3))
+    fig.shape(type="line", x0=W / 2, x1=W / 2, y0=sm_bottom, y1=y, line=dict(color=ROLE["memory"], width=3))
     y2 = y + 11.0
     _box(fig, 0.5, y2, W - 0.5, y2 + 7.0, "memory",
          f"{n['memory_name']} · {n['hbm_bytes'] / 1e9:,.0f} GB · {n['hbm_bandwidth'] / 1e12:,.2f} TB/s",
          fill=ROLE["memory"])
-    fig.add_shape(type="line", x0=W / 2, x1=W / 2, y0=y + 7.0, y1=y2, line=dict(color=ROLE["memory"], width=3))
+    fig.shape(type="line", x0=W / 2, x1=W / 2, y0=y + 7.0, y1=y2, line=dict(color=ROLE["memory"], width=3))
     bottom = y2 + 8.0
+    fig = fig.figure()
     fig.update_xaxes(visible=False, range=[0, W], fixedrange=True)
     fig.update_yaxes(visible=False, range=[bottom, 0], fixedrange=True)
     style(fig, title=f"Inside one SM<br><span style='font-size:12px'>{n['name']}<br>{n['arch']}, compute "

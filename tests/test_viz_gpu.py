@@ -1,0 +1,165 @@
+"""``labsim.viz.gpu``: the drawings of chapters 7 and 8 show the preset's numbers and the machine's results.
+
+Every expected number here is read from the preset or the SIMT machine and compared with what the figure
+draws, so a drawing that typed a number of its own (or stopped following the chip) fails.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+
+import pytest
+
+import labsim as ls
+
+go = pytest.importorskip("plotly.graph_objects")
+gpu = pytest.importorskip("labsim.viz.gpu")
+ROLE = gpu.ROLE  # labsim.viz.palette.ROLE (gpu.py imports it)
+
+CHIPS = ls.hardware.PRESETS
+
+
+def texts(fig) -> list[str]:
+    return [re.sub(r"<[^>]+>", " ", a.text or "") for a in fig.layout.annotations]
+
+
+def all_text(fig) -> str:
+    return " | ".join(texts(fig)) + " | " + re.sub(r"<[^>]+>", " ", fig.layout.title.text or "")
+
+
+def filled(fig, color: str) -> int:
+    return sum(1 for s in fig.layout.shapes if (s.fillcolor or "").upper() == color.upper())
+
+
+# ----------------------------------------------------------------------------------------------
+# the SM drawing
+@pytest.mark.parametrize("name", ["H100 SXM", "A100 80GB", "H200"])
+def test_sm_diagram_shows_the_presets_numbers(name):
+    chip = CHIPS[name]
+    sm = chip.sm
+    fig = gpu.sm_diagram(chip)
+    t = all_text(fig)
+    p = sm.sub_partitions
+    # per sub-partition: a quarter of the register file (4 bytes per 32-bit register), lanes and SFUs
+    assert f"Registers {sm.registers_per_sm * 4 // p / 1024:,.0f} KiB" in t
+    assert t.count(f"FP32 × {sm.fp32_lanes // p}") == p
+    assert t.count(f"SFU × {sm.sfu_lanes // p}") == p
+    assert t.count("Warp scheduler") == p and t.count("Dispatch unit") == p
+    assert f"up to {sm.shared_per_sm / 1024:,.0f} KiB shared" in t
+    assert f"one of {chip.compute_units:,} SMs" in t
+    assert f"{chip.hbm_capacity / 1e9:,.0f} GB · {chip.hbm_bandwidth / 1e12:,.2f} TB/s" in t
+    if "L2" in chip.onchip:
+        assert f"L2 cache · {chip.onchip['L2'] / 2**20:,.0f} MiB" in t
+    else:
+        assert "L2 cache (size not in the preset)" in t
+    # one small square per FP32 lane and per SFU, in the "vector" colour
+    assert filled(fig, ROLE["vector"]) == sm.fp32_lanes + sm.sfu_lanes
+    assert chip.arch in t and sm.compute_capability in t
+
+
+def test_sm_diagram_changes_with_the_chip():
+    h, a = gpu.sm_diagram("H100 SXM"), gpu.sm_diagram("A100 80GB")
+    # Hopper (cc 9.0) has 128 FP32 lanes per SM, Ampere (cc 8.0) 64: twice the squares
+    assert CHIPS["H100 SXM"].sm.fp32_lanes == 2 * CHIPS["A100 80GB"].sm.fp32_lanes
+    assert filled(h, ROLE["vector"]) - filled(a, ROLE["vector"]) == \
+        CHIPS["H100 SXM"].sm.fp32_lanes - CHIPS["A100 80GB"].sm.fp32_lanes
+    assert "FP32 × 32" in all_text(h) and "FP32 × 16" in all_text(a)
+
+
+def test_sm_diagram_follows_an_edited_chip():
+    """A chip that is not a preset: the drawing reads every number from the object it is given."""
+    h = CHIPS["H100 SXM"]
+    sm = dataclasses.replace(h.sm, fp32_lanes=256, sfu_lanes=32, registers_per_sm=131072, sub_partitions=4)
+    chip = dataclasses.replace(h, sm=sm, compute_units=77, hbm_bandwidth=9.99e12)
+    t = all_text(gpu.sm_diagram(chip))
+    assert "FP32 × 64" in t and "SFU × 8" in t and "Registers 128 KiB" in t
+    assert "one of 77 SMs" in t and "9.99 TB/s" in t
+    assert "77 SMs" in gpu.sm_alt(chip)
+
+
+def test_sm_diagram_without_a_sourced_sm_count():
+    c = CHIPS["B200"]
+    assert "compute_units" not in c.sources  # the preset leaves the count unsourced
+    t = all_text(gpu.sm_diagram(c))
+    assert "SM count not in the preset" in t
+    assert "no SM count" in gpu.sm_alt(c)
+
+
+@pytest.mark.parametrize("name", ["TPU v5e", "CPU"])
+def test_sm_diagram_of_a_chip_without_sms_names_the_problem(name):
+    with pytest.raises(ValueError, match=r"chip\.sm is None"):
+        gpu.sm_diagram(name)
+
+
+def test_sm_alt_says_what_the_drawing_shows():
+    c = CHIPS["H100 SXM"]
+    alt = gpu.sm_alt(c)
+    assert f"{c.sm.fp32_lanes // 4} FP32 lanes" in alt and f"{c.compute_units} SMs" in alt
+    assert f"{c.hbm_bandwidth / 1e12:.2f} TB/s" in alt
+    ls_viz = pytest.importorskip("labsim.viz")
+    assert ls_viz.show(gpu.sm_diagram(c), alt=alt).alt == alt
+
+
+# ----------------------------------------------------------------------------------------------
+# occupancy
+@pytest.mark.parametrize("tpb, regs, smem", [(256, 64, 0), (128, 32, 48 * 1024), (64, 16, 0), (1024, 32, 0)])
+def test_occupancy_figure_draws_the_machines_limits(tpb, regs, smem):
+    occ = ls.simt.occupancy("H100 SXM", threads_per_block=tpb, registers_per_thread=regs,
+                            shared_bytes_per_block=smem)
+    fig = gpu.occupancy_figure(occ)
+    bar = fig.data[0]
+    assert list(bar.x) == list(occ.limits.values())
+    binding = {str(k) for k in occ.limiters}
+    for name, color in zip(bar.y, bar.marker.color):
+        assert color == (ROLE["mismatch"] if name in binding else ROLE["match"]), name
+    assert f"{occ.warps_per_sm} of {occ.max_warps_per_sm} warps" in fig.layout.title.text
+
+
+def test_occupancy_figure_marks_the_limiter_for_each_resource():
+    """One launch per resource, chosen so that resource binds (numbers from the H100's cc 9.0 limits)."""
+    cases = {
+        "threads": dict(threads_per_block=1024, registers_per_thread=32),  # 2 blocks of 32 warps = 64 warps
+        "registers": dict(threads_per_block=256, registers_per_thread=128),  # 4096 regs/warp: 16 warps
+        "shared memory": dict(threads_per_block=128, registers_per_thread=32, shared_bytes_per_block=100 * 1024),
+        "blocks": dict(threads_per_block=32, registers_per_thread=32),  # 32 blocks of 1 warp
+    }
+    for want, kw in cases.items():
+        occ = ls.simt.occupancy("H100 SXM", **kw)
+        fig = gpu.occupancy_figure(occ)
+        marked = [n for n, c in zip(fig.data[0].y, fig.data[0].marker.color) if c == ROLE["mismatch"]]
+        assert want in marked, (want, marked, str(occ))
+
+
+# ----------------------------------------------------------------------------------------------
+# waves
+@pytest.mark.parametrize("blocks, sms, k", [(1000, 132, 4), (528, 132, 4), (1, 132, 4), (133, 132, 1), (7, 3, 2)])
+def test_wave_counts_closed_form(blocks, sms, k):
+    """waves = ceil(B / (S k)); every wave but the last is full (S k blocks); the last holds the rest,
+    B - (waves - 1) S k, spread so that no SM holds more than one block more than another."""
+    waves = gpu.wave_counts(blocks, sms, k)
+    assert len(waves) == math.ceil(blocks / (sms * k))
+    assert sum(map(sum, waves)) == blocks
+    assert all(sum(w) == sms * k for w in waves[:-1])
+    assert sum(waves[-1]) == blocks - (len(waves) - 1) * sms * k
+    assert max(waves[-1]) - min(waves[-1]) <= 1 and max(waves[-1]) <= k
+
+
+@pytest.mark.parametrize("bad", [dict(blocks=0), dict(sms=-1), dict(blocks_per_sm=1.5)])
+def test_wave_counts_rejects_bad_input_by_name(bad):
+    kw = dict(blocks=10, sms=4, blocks_per_sm=2) | bad
+    with pytest.raises(ValueError, match=next(iter(bad))):
+        gpu.wave_counts(**kw)
+
+
+def test_waves_figure_shows_the_tail():
+    occ = ls.simt.occupancy("H100 SXM", threads_per_block=256, registers_per_thread=64)
+    sms = CHIPS["H100 SXM"].compute_units
+    slots = sms * occ.blocks_per_sm
+    blocks = 2 * slots + slots // 4
+    fig = gpu.waves_figure("H100 SXM", blocks, occ.blocks_per_sm)
+    busy, idle = fig.data
+    assert list(busy.x) == [slots, slots, slots // 4]
+    assert list(idle.x) == [0, 0, slots - slots // 4]
+    assert busy.marker.color == ROLE["compute"] and idle.marker.color == ROLE["idle"]
+    assert "3 waves" in fig.layout.title.text and "25% full" in fig.layout.title.text
