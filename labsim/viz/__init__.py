@@ -6,8 +6,10 @@
 - :func:`interactive` — a figure driven by controls: ipywidgets in JupyterLab; on the website the same
   figure precomputed for every control value and switched by sliders in the page.
 - :func:`pass_slider` — a compiler pipeline pass by pass: one figure, a slider over passes, before and after.
+- :mod:`gpu` — an SM drawn from a preset, occupancy, waves, coalescing and warp animations (chapters 7–8).
 - :func:`tabs` — several texts (IR dumps, listings) side by side as tabs; stacked sections without JavaScript.
 """
+from . import gpu
 from .faces import Figure, Interactive, in_book, interactive, show
 from .graph import GraphDrawing, draw_graph, pipeline_diagram
 from .palette import KIND_COLORS, OKABE_ITO
@@ -17,4 +19,4 @@ from .tabs import Tabs, tabs
 
 __all__ = ["Figure", "Interactive", "in_book", "interactive", "show", "GraphDrawing", "draw_graph", "pipeline_diagram",
            "KIND_COLORS", "OKABE_ITO", "bar_compare", "buffer_chart", "roofline", "style", "timeline",
-           "Tabs", "tabs", "pass_figure", "pass_slider"]
+           "Tabs", "tabs", "pass_figure", "pass_slider", "gpu"]
