@@ -671,6 +671,7 @@ def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n
 
     for s in sms:
         launch(sm_state[s], 0)
+    n_issued = 0
     remaining = sum(len(pending[s]) for s in sms)
     total_blocks = remaining
     finished_blocks = 0
@@ -743,6 +744,18 @@ def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n
                     launch(o, cycle + 1)
         states.append(st)
         cycle += 1
+        if len(ic) == n_issued and finished_blocks < total_blocks:
+            # nothing issued: every warp waits for a register, a pipe or a barrier. Skip to the next
+            # cycle at which something becomes ready; the states repeat meanwhile.
+            nxt = [int(ready[w][ready[w] > cycle].min()) for w in ready
+                   if launched[w] and not done[w] and not at_barrier[w] and (ready[w] > cycle).any()]
+            nxt += [int(b) for s in sms for b in sm_state[s].busy.ravel()]
+            later = [t for t in nxt if t > cycle]
+            if later:
+                skip = min(later) - cycle
+                states.extend([st] * skip)
+                cycle += skip
+        n_issued = len(ic)
     state = np.array(states, np.uint8).reshape(cycle, len(traced)) if states else np.zeros((0, len(traced)), np.uint8)
     return WarpTrace(
         cycles=cycle, schedulers=schedulers, code=[i.text() for i in code], units=[i.unit.value for i in code],
