@@ -7,7 +7,7 @@ import shutil
 
 from ..core import ops
 from ..core.ir import Graph, Literal, Var
-from .palette import KIND_COLORS
+from .palette import DARK, KIND_COLORS
 
 
 class GraphDrawing:
@@ -69,7 +69,8 @@ def draw_graph(obj, *, title: str | None = None, rankdir: str = "TB", kernels: b
     def node_stmt(target, n, node_id, dup=False):
         kind = ops.get(n.op).kind.value
         target.node(node_id, _label(n) + ("\n(computed again here)" if dup else ""),
-                    fillcolor=KIND_COLORS.get(kind, "#FFFFFF"), style="filled,dashed" if dup else "filled")
+                    fillcolor=KIND_COLORS.get(kind, "#FFFFFF"), style="filled,dashed" if dup else "filled",
+                    fontcolor="#FFFFFF" if KIND_COLORS.get(kind) in DARK else "#000000")
 
     # A cheap op that fusion computes in several kernels is drawn once in each of them.
     kernels_of: dict[int, list[int]] = {}
@@ -140,7 +141,7 @@ def pipeline_diagram(stages, *, alt: str, colors=None) -> GraphDrawing:
     """
     import graphviz
 
-    from .palette import SEQUENCE
+    from .palette import TINT
 
     if shutil.which("dot") is None:
         raise RuntimeError("pipeline_diagram needs Graphviz's `dot` program (apt/brew/conda install graphviz)")
@@ -149,9 +150,10 @@ def pipeline_diagram(stages, *, alt: str, colors=None) -> GraphDrawing:
                          node_attr={"shape": "box", "style": "rounded,filled", "fontname": "Helvetica",
                                     "fontsize": "11", "color": "#333333", "margin": "0.15,0.08"},
                          edge_attr={"color": "#333333", "arrowsize": "0.7"})
-    tints = colors or ["#D6EEFA", "#CCECE3", "#FAE7C2", "#F3DCEA", "#FBF8C8", "#EEEEEE"]
+    # stages carry no role of their own: one neutral tint unless the caller gives role tints
+    tints = colors or [TINT["host"]]
     for i, (title, *lines) in enumerate(stages):
-        rows = "".join(f'<BR/><FONT POINT-SIZE="9">{html.escape(str(x))}</FONT>' for x in lines)
+        rows = "".join(f'<BR/><FONT POINT-SIZE="10">{html.escape(str(x))}</FONT>' for x in lines)
         d.node(f"s{i}", f"<<B>{html.escape(str(title))}</B>{rows}>", fillcolor=tints[i % len(tints)])
         if i:
             d.edge(f"s{i - 1}", f"s{i}")
