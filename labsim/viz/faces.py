@@ -115,8 +115,16 @@ def _control_html(fid: str, name: str, label: str, value_labels: Sequence[str], 
     return f'<div class="labsim-control-row labsim-kind-{kind}">{head}<div class="labsim-control-body">{body}</div></div>'
 
 
+def min_width(fig) -> int | None:
+    """The narrowest width (CSS px) a figure may be drawn at, if it says (``layout.meta["min_width"]``:
+    a drawing whose labels would otherwise shrink under 11 px). Narrower pages scroll it sideways."""
+    meta = fig.layout.meta if fig.layout.meta is not None else None
+    return int(meta["min_width"]) if isinstance(meta, dict) and meta.get("min_width") else None
+
+
 def _static_html(figures: Mapping[str, str], initial: str, alt: str, controls: Sequence[tuple] = (), *,
-                 captions: Mapping[str, str] | None = None, name: str | None = None) -> str:
+                 captions: Mapping[str, str] | None = None, name: str | None = None,
+                 min_px: int | None = None) -> str:
     """``controls``: (param name, label, value labels, initial index, kind) per control; ``captions``:
     the caption (HTML) per figure key, shown under the figure with its number (book/_ext numbers it)."""
     fid = "lsfig-" + uuid.uuid4().hex[:10]
@@ -130,8 +138,11 @@ def _static_html(figures: Mapping[str, str], initial: str, alt: str, controls: S
     payload = ('{"initial": ' + json.dumps(initial) + ', "labels": ' + json.dumps(labels).replace("</", "<\\/")
                + (', "captions": ' + json.dumps(caps).replace("</", "<\\/") if len(set(caps.values())) > 1 else "")
                + ', "figures": {' + ", ".join(f"{json.dumps(k)}: {v}" for k, v in figures.items()) + "}}")
-    body = (f'<div class="labsim-figure" id="{fid}" data-labsim-kind="{kind}">{ctl}'
-            f'<div class="labsim-plot" role="img" aria-label="{html.escape(alt)}" style="width:100%;min-height:300px"></div>'
+    plot = (f'<div class="labsim-plot" role="img" aria-label="{html.escape(alt)}" '
+            f'style="width:100%;min-height:300px{f";min-width:{min_px}px" if min_px else ""}"></div>')
+    if min_px:  # a wide drawing keeps its size and scrolls sideways, with the book's scroll cue
+        plot = f'<div class="labsim-scroll-frame"><div class="labsim-scroll">{plot}</div></div>'
+    body = (f'<div class="labsim-figure" id="{fid}" data-labsim-kind="{kind}">{ctl}{plot}'
             f'<script type="application/json" class="labsim-data">{payload}</script>'
             + _SCRIPT % {"id": json.dumps(fid)} + "</div>")
     return _figure_wrap(body, caps.get(initial, ""), name)
@@ -141,6 +152,8 @@ def _figure_wrap(body: str, caption: str, name: str | None) -> str:
     """``body`` in a numbered ``<figure>``: the caption's "Figure" is numbered at build time (book/_ext),
     "Figure 5.3", and ``name`` (an id) makes it referable from the text with {figref}`name`."""
     ident = f' id="{html.escape(name)}"' if name else ""
+    if not caption:
+        return f'<figure class="labsim-figure-box"{ident}>{body}</figure>'
     cap = (f'<figcaption class="labsim-caption"><span class="labsim-fignum" data-name="{html.escape(name or "")}">'
            f'Figure</span> <span class="labsim-caption-text">{caption}</span></figcaption>')
     return f'<figure class="labsim-figure-box"{ident}>{body}{cap}</figure>'
@@ -339,7 +352,8 @@ class Figure:
         self.caption = _caption(caption, fig)
 
     def to_html(self) -> str:
-        return _static_html({"0": _fig_json(self.fig)}, "0", self.alt, captions={"0": self.caption}, name=self.name)
+        return _static_html({"0": _fig_json(self.fig)}, "0", self.alt, captions={"0": self.caption}, name=self.name,
+                            min_px=min_width(self.fig))
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         if in_book():
@@ -537,7 +551,9 @@ class Interactive:
             share_axes(list(steps.values()))
         figures = {k: _fig_json(f) for k, f in steps.items()}
         initial, controls = self._static_controls()
-        return _static_html(figures, initial, self.alt_text(**self.params), controls, captions=caps, name=self.name)
+        widths = [w for w in map(min_width, steps.values()) if w]
+        return _static_html(figures, initial, self.alt_text(**self.params), controls, captions=caps, name=self.name,
+                            min_px=max(widths) if widths else None)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         if in_book():
