@@ -15,7 +15,7 @@ import labsim as ls
 
 go = pytest.importorskip("plotly.graph_objects")
 gpu = pytest.importorskip("labsim.viz.gpu")
-ROLE = gpu.ROLE  # labsim.viz.palette.ROLE (gpu.py imports it)
+from labsim.viz.palette import ROLE  # noqa: E402
 
 CHIPS = ls.hardware.PRESETS
 

@@ -17,13 +17,7 @@ import math
 from typing import Any
 
 from ..hardware import Chip, get as get_chip
-try:
-    from .palette import ROLE, TINT
-except ImportError:  # TEMPORARY until main's palette roles are merged
-    ROLE = {"compute": "#0072B2", "vector": "#56B4E9", "memory": "#E69F00", "overhead": "#CC79A7", "host": "#999999",
-            "idle": "#DDDDDD", "mismatch": "#D55E00", "match": "#009E73", "data": "#F0E442"}
-    TINT = {"compute": "#CCE3F0", "vector": "#D6EEFA", "memory": "#FAE7C2", "overhead": "#F3DCEA",
-            "host": "#EEEEEE", "idle": "#F5F5F5", "mismatch": "#F7D9C4", "match": "#CCECE3", "data": "#FBF8C8"}
+from .palette import ROLE, TINT
 from .plots import style
 
 _FONT = 11  # px: the size of labels inside boxes, chosen to fit a 390 px wide phone screen
