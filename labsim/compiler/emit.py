@@ -301,10 +301,14 @@ class _Lower:
             off = 0
             for a in n.operands:
                 size = a.aval.shape[d]
+                if size == 0:
+                    continue
                 local = self.iop("sub", coords[d], Imm(off, "u32")) if off else coords[d]
                 # clamp into the operand so the load stays inside it; the select keeps the right one
-                clamp = self.b.op("min", "s32", local, Imm(size - 1, "s32")) if not isinstance(local, Imm) else local
-                clamp = self.b.op("max", "s32", clamp, Imm(0, "s32")) if not isinstance(clamp, Imm) else clamp
+                if isinstance(local, Imm):
+                    clamp = Imm(min(max(int(local.value), 0), size - 1), "u32")
+                else:
+                    clamp = self.b.op("max", "s32", self.b.op("min", "s32", local, Imm(size - 1, "s32")), Imm(0, "s32"))
                 v = self.value(a, coords[:d] + (clamp,) + coords[d + 1:])
                 if res is None:
                     res = v
@@ -318,6 +322,8 @@ class _Lower:
             start = [int(s) for s in n.params["start_indices"]]
             t = ptx_type(out.dtype)
             base = self.value(x, coords)
+            if upd.aval.size == 0:
+                return base
             inside = None
             local = []
             for c, s, size in zip(coords, start, upd.aval.shape):
@@ -551,7 +557,7 @@ def _global_index(L: _Lower, threads: int) -> Reg:
 def _loop(L: _Lower) -> KernelIR:
     k = L.k
     outs = k.outputs
-    sizes = [max(o.aval.size, 1) for o in outs]
+    sizes = [o.aval.size for o in outs]
     n = max(sizes)
     threads = 256
     grid = max(1, -(-n // threads))
@@ -609,8 +615,8 @@ def _reduction(L: _Lower) -> KernelIR:
     reds = _first_reduction(L)
     if not reds:
         return _loop(L)
-    n_out = max(reds[0].out.aval.size, 1)
-    per = max(reds[0].operands[0].aval.size // n_out, 1)
+    n_out = reds[0].out.aval.size  # 0: an empty result, no block has work
+    per = max(reds[0].operands[0].aval.size // max(n_out, 1), 1)
     threads = min(1024, max(32, 1 << (per - 1).bit_length()))
     L.k_block = threads
     b = L.b
@@ -620,16 +626,16 @@ def _reduction(L: _Lower) -> KernelIR:
     row = Special.CTAID
     # the block's reductions, in order, cooperatively
     for r in reds:
-        if max(r.out.aval.size, 1) != n_out:
+        if r.out.aval.size != n_out:
             continue
         coords = L.unravel(row, r.out.aval.shape)
         key = ("val", id(r.out), tuple(L._k(c) for c in coords))
         if L.get(key) is None:
             L.put(key, L.reduction(r, coords, cooperative=True))
     for j, o in enumerate(k.outputs):
-        size = max(o.aval.size, 1)
+        size = o.aval.size
         shape = o.aval.shape
-        split = next((s for s in range(len(shape) + 1) if math.prod(shape[:s]) == n_out), None)
+        split = next((s for s in range(len(shape) + 1) if math.prod(shape[:s]) == n_out), None) if n_out else None
         if size == n_out:
             lead = L.unravel(row, shape)
             skip = b.fresh_label("ONE")

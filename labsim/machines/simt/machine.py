@@ -271,7 +271,7 @@ def _execute(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx: np.ndarray, ma
             val = _operand(wave, mem, ins.srcs[0], idx)
             _write(wave, dst, idx, mask, val)
             return
-        addr = _operand(wave, mem, ins.srcs[0], idx).astype(np.uint64)
+        addr = np.broadcast_to(_operand(wave, mem, ins.srcs[0], idx), (len(idx), WARP)).astype(np.uint64)
         out = wave.regs[dst.name][idx].copy()
         a = addr[mask]
         if a.size:
@@ -291,7 +291,7 @@ def _execute(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx: np.ndarray, ma
             _record(memstats, pc, idx, addr, mask, False)
         return
     if op == "st" and "global" in ins.mod:
-        addr = _operand(wave, mem, ins.srcs[0], idx).astype(np.uint64)
+        addr = np.broadcast_to(_operand(wave, mem, ins.srcs[0], idx), (len(idx), WARP)).astype(np.uint64)
         val = np.broadcast_to(_operand(wave, mem, ins.srcs[1], idx), addr.shape)
         a = addr[mask]
         if a.size:
@@ -310,7 +310,7 @@ def _execute(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx: np.ndarray, ma
     if op in ("ld", "st") and "shared" in ins.mod:
         nd = reg_dtype(ins.type)
         view = wave.smem.view(nd)
-        addr = _operand(wave, mem, ins.srcs[0], idx).astype(np.int64)
+        addr = np.broadcast_to(_operand(wave, mem, ins.srcs[0], idx), (len(idx), WARP)).astype(np.int64)
         blk = np.broadcast_to(wave.wblock_local[idx][:, None], addr.shape)
         el = addr // nd.itemsize
         if (el[mask] >= view.shape[1]).any() or (el[mask] < 0).any():
