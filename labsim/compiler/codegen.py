@@ -119,6 +119,8 @@ def _reduction_listing(k) -> str:
     ])
 
 
+PSEUDO_IR = ("// pseudo-PTX: labsim's kernel IR, which ls.simt runs; PTX-like for reading, not for ptxas "
+             "(16-bit floats are held in registers as labsim evaluates them)")
 PSEUDO = "// pseudo-PTX: PTX-like for reading, not for ptxas (real PTX loads .b16 and computes addresses in registers)"
 
 

@@ -271,7 +271,7 @@ def _execute(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx: np.ndarray, ma
             val = _operand(wave, mem, ins.srcs[0], idx)
             _write(wave, dst, idx, mask, val)
             return
-        addr = _operand(wave, mem, ins.srcs[0], idx).astype(np.uint64)
+        addr = np.broadcast_to(_operand(wave, mem, ins.srcs[0], idx), (len(idx), WARP)).astype(np.uint64)
         out = wave.regs[dst.name][idx].copy()
         a = addr[mask]
         if a.size:
@@ -291,7 +291,7 @@ def _execute(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx: np.ndarray, ma
             _record(memstats, pc, idx, addr, mask, False)
         return
     if op == "st" and "global" in ins.mod:
-        addr = _operand(wave, mem, ins.srcs[0], idx).astype(np.uint64)
+        addr = np.broadcast_to(_operand(wave, mem, ins.srcs[0], idx), (len(idx), WARP)).astype(np.uint64)
         val = np.broadcast_to(_operand(wave, mem, ins.srcs[1], idx), addr.shape)
         a = addr[mask]
         if a.size:
@@ -310,7 +310,7 @@ def _execute(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx: np.ndarray, ma
     if op in ("ld", "st") and "shared" in ins.mod:
         nd = reg_dtype(ins.type)
         view = wave.smem.view(nd)
-        addr = _operand(wave, mem, ins.srcs[0], idx).astype(np.int64)
+        addr = np.broadcast_to(_operand(wave, mem, ins.srcs[0], idx), (len(idx), WARP)).astype(np.int64)
         blk = np.broadcast_to(wave.wblock_local[idx][:, None], addr.shape)
         el = addr // nd.itemsize
         if (el[mask] >= view.shape[1]).any() or (el[mask] < 0).any():
@@ -323,10 +323,12 @@ def _execute(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx: np.ndarray, ma
             val = np.broadcast_to(_operand(wave, mem, ins.srcs[1], idx, nd), addr.shape)
             view[blk[mask], el[mask]] = val[mask]
         return
+    if op == "cp" and "wait_all" in ins.mod:
+        return
     if op == "cp":  # cp.async (per thread, 4..16 bytes) or the TMA's bulk tensor copy (one thread, a box)
         _copy(ins, pc, wave, mem, idx, mask)
         return
-    if op == "mma":
+    if op in ("mma", "wgmma", "fma"):
         _mma(ins, wave, idx, mask)
         return
     if op == "shfl":
@@ -416,13 +418,14 @@ def _record(memstats, pc, idx, addr, mask, store) -> None:
 def _copy(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx, mask) -> None:
     at = ins.attrs
     if at.get("bulk"):  # TMA: srcs (shared byte address, row0, col0); attrs: param, rows, cols, box, dtype
-        sdst = _operand(wave, mem, ins.srcs[0], idx).astype(np.int64)
-        r0 = _operand(wave, mem, ins.srcs[1], idx).astype(np.int64)
-        c0 = _operand(wave, mem, ins.srcs[2], idx).astype(np.int64)
+        shp = (len(idx), WARP)
+        sdst = np.broadcast_to(_operand(wave, mem, ins.srcs[0], idx), shp).astype(np.int64)
+        r0 = np.broadcast_to(_operand(wave, mem, ins.srcs[1], idx), shp).astype(np.int64)
+        c0 = np.broadcast_to(_operand(wave, mem, ins.srcs[2], idx), shp).astype(np.int64)
         buf = mem.bufs[at["param"]]
         rows, cols = at["shape"]
         br, bc = at["box"]
-        view = wave.smem.view(reg_dtype(at["type"]))
+        view = wave.smem.view(reg_dtype(at["dtype"]))
         src = buf.reshape(rows, cols)
         for g in range(len(idx)):
             lanes = np.flatnonzero(mask[g])
@@ -435,10 +438,11 @@ def _copy(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx, mask) -> None:
                 view[wave.wblock_local[idx[g]], e0:e0 + br * bc] = box.ravel()
         return
     # cp.async: srcs (shared byte address, global address, src_size): src_size 0 fills zeros
-    nd = reg_dtype(at["type"])
+    nd = reg_dtype(ins.type)
     view = wave.smem.view(nd)
-    sdst = _operand(wave, mem, ins.srcs[0], idx).astype(np.int64)
-    gsrc = _operand(wave, mem, ins.srcs[1], idx).astype(np.uint64)
+    shp = (len(idx), WARP)
+    sdst = np.broadcast_to(_operand(wave, mem, ins.srcs[0], idx), shp).astype(np.int64)
+    gsrc = np.broadcast_to(_operand(wave, mem, ins.srcs[1], idx), shp).astype(np.uint64)
     keep = np.broadcast_to(_operand(wave, mem, ins.srcs[2], idx), sdst.shape) != 0
     blk = np.broadcast_to(wave.wblock_local[idx][:, None], sdst.shape)
     vals = np.zeros(sdst.shape, nd)
@@ -464,15 +468,17 @@ def _mma(ins: Instr, wave: _Wave, idx, mask) -> None:
     warp's row block is (warp index in block // group) * rows. Only warps with an active lane issue."""
     at = ins.attrs
     tm, tn, tk, rows = at["tm"], at["tn"], at["tk"], at["rows"]
-    nd = reg_dtype(at["type"])
+    nd = reg_dtype(at["dtype"])
     v_in = wave.smem.view(nd)
     v_acc = wave.smem.view(np.float32)
     issuing = mask.any(axis=1)
     for g in np.flatnonzero(issuing):
         w = idx[g]
         b = wave.wblock_local[w]
-        r0 = (int(wave.winb[w]) // at.get("group", 1)) * rows
-        if r0 >= tm:
+        if int(wave.winb[w]) % at.get("group", 1):
+            continue  # a warpgroup instruction: the group's first warp stands for the four
+        r0 = (int(wave.winb[w]) // at.get("group", 1) - at.get("shift_groups", 0)) * rows
+        if r0 >= tm or r0 < 0:
             continue
         a0 = at["a"] // nd.itemsize
         A = v_in[b, a0:a0 + tm * tk].reshape(tm, tk)[r0:r0 + rows].astype(np.float32)
