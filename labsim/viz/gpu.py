@@ -17,7 +17,7 @@ import math
 from typing import Any
 
 from ..hardware import Chip, get as get_chip
-from .palette import ROLE, TINT
+from .palette import NEUTRAL, ROLE, TINT
 from .plots import style
 
 _FONT = 11  # px: the size of labels inside boxes, chosen to fit a 390 px wide phone screen
@@ -265,6 +265,60 @@ def waves_figure(chip: str | Chip, blocks: int, blocks_per_sm: int, *, title: st
 
 
 # ---------------------------------------------------------------------------------------------------
+# coalescing
+
+def coalescing_figure(addresses, itemsize: int, counted, *, title: str | None = None, height: int = 300):
+    """One warp's access: its 32 lanes (top) joined to the bytes they read (bottom), drawn over the
+    32-byte sectors from the first to the last one touched; a sector the warp touches is "memory", one it
+    skips "idle"; thicker ticks mark the 128-byte lines. ``counted`` is the machine's count for the access
+    (``ls.simt.transactions(...)`` or a ``KernelRun.transactions(pc=...)`` dict with "sectors" and
+    "lines"), which the title reports; the drawing marks the sectors the addresses fall in."""
+    import numpy as np
+    import plotly.graph_objects as go
+
+    from ..machines.simt import LINE, SECTOR
+
+    a = np.asarray(addresses, dtype=np.int64).ravel()
+    if a.size == 0 or a.size > 32:
+        raise ValueError(f"coalescing_figure: a warp has 1 to 32 lanes, got {a.size} addresses")
+    sectors_n = counted["sectors"] if isinstance(counted, dict) else counted.sectors
+    lines_n = counted["lines"] if isinstance(counted, dict) else counted.lines
+    first, last = int(a.min() // LINE * LINE), int(-(-(a.max() + itemsize) // LINE) * LINE)
+    touched = {int(s) for f, l in zip(a // SECTOR, (a + itemsize - 1) // SECTOR) for s in range(f, l + 1)}
+    c = _Canvas()
+    span = last - first
+    for s0 in range(first, last, SECTOR):
+        hit = s0 // SECTOR in touched
+        c.shape(type="rect", x0=s0 - first, x1=s0 - first + SECTOR, y0=0, y1=1, xref="x", yref="y",
+                line=dict(color="white", width=0.5), fillcolor=ROLE["memory"] if hit else ROLE["idle"])
+    for l0 in range(0, span + 1, LINE):
+        c.shape(type="line", x0=l0, x1=l0, y0=-0.25, y1=1.1, xref="x", yref="y", line=dict(color="#222222", width=2))
+    lane_x = [span * (i + 0.5) / a.size for i in range(a.size)]
+    xs, ys = [], []
+    for lx, addr in zip(lane_x, a):
+        xs += [lx, float(addr - first + itemsize / 2), None]
+        ys += [3.0, 1.0, None]
+    fig = go.Figure(layout=dict(shapes=c.shapes))
+    fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=NEUTRAL[1], width=1), hoverinfo="skip",
+                             showlegend=False))
+    fig.add_trace(go.Scatter(x=lane_x, y=[3.0] * a.size, mode="markers", marker=dict(symbol="square", size=8,
+                             color=ROLE["vector"]), name="lanes 0–31", hovertemplate="lane %{pointNumber}<extra></extra>"))
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", marker=dict(symbol="square", color=ROLE["memory"]),
+                             name="sector moved (32 B)"))
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", marker=dict(symbol="square", color=ROLE["idle"]),
+                             name="sector not needed"))
+    fig.update_yaxes(visible=False, range=[-0.6, 3.6], fixedrange=True)
+    fig.update_xaxes(title="byte offset (thick ticks: 128-byte lines)", range=[-span * 0.02, span * 1.02],
+                     showgrid=False, zeroline=False, fixedrange=True)
+    requested = a.size * itemsize
+    if title is None:
+        title = (f"{requested:,} bytes requested: {sectors_n} sector{'s' if sectors_n != 1 else ''} in {lines_n} "
+                 f"line{'s' if lines_n != 1 else ''}, {sectors_n * SECTOR:,} bytes moved "
+                 f"({requested / (sectors_n * SECTOR):.0%} used)")
+    return style(fig, title=title, height=height)
+
+
+# ---------------------------------------------------------------------------------------------------
 # animations of the SIMT machine's trace (chapter 8)
 
 #: a warp's state in one cycle, as the scheduler animation colours it
@@ -459,5 +513,6 @@ def divergence_frames(run, *, warp: int = 0, paths: dict | None = None, title: s
     return frames
 
 
-__all__ = ["sm_numbers", "sm_diagram", "sm_alt", "occupancy_figure", "wave_counts", "waves_figure", "CELL_NAMES",
+__all__ = ["sm_numbers", "sm_diagram", "sm_alt", "occupancy_figure", "wave_counts", "waves_figure",
+           "coalescing_figure", "CELL_NAMES",
            "schedule_grid", "schedule_frames", "divergence_grid", "divergence_frames"]
