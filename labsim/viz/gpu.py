@@ -386,6 +386,15 @@ def schedule_grid(run, *, sm: int | None = None, scheduler: int = 0):
     return grid, labels
 
 
+def schedule_steps(cycles: int, steps: int) -> list[int]:
+    """The cycle each frame of :func:`schedule_frames` plays up to: ``steps`` cuts spread evenly over the run
+    (fewer if the run is shorter), the last at ``cycles``."""
+    if cycles < 1 or steps < 1:
+        raise ValueError(f"schedule_steps: cycles and steps must be at least 1, got {cycles} and {steps}")
+    steps = min(steps, cycles)
+    return [max(1, round(k * cycles / steps)) for k in range(1, steps + 1)]
+
+
 def schedule_frames(run, *, steps: int = 24, sm: int | None = None, scheduler: int = 0, height: int = 320,
                     title: str | None = None) -> list:
     """The scheduler animation: one frame per step, each showing the cycles played so far. Rows are the
@@ -398,8 +407,7 @@ def schedule_frames(run, *, steps: int = 24, sm: int | None = None, scheduler: i
 
     grid, labels = schedule_grid(run, sm=sm, scheduler=scheduler)
     cycles = grid.shape[1]
-    steps = max(1, min(steps, cycles))
-    cuts = [max(1, round(k * cycles / steps)) for k in range(1, steps + 1)]
+    cuts = schedule_steps(cycles, steps)
     colors = _cell_colors()
     base = go.Figure(go.Heatmap(z=grid, x0=0, dx=1, y=labels, zmin=-0.5, zmax=len(colors) - 0.5,
                                 colorscale=_discrete_scale(colors), showscale=False, xgap=0, ygap=2,
@@ -514,5 +522,5 @@ def divergence_frames(run, *, warp: int = 0, paths: dict | None = None, title: s
 
 
 __all__ = ["sm_numbers", "sm_diagram", "sm_alt", "occupancy_figure", "wave_counts", "waves_figure",
-           "coalescing_figure", "CELL_NAMES",
+           "coalescing_figure", "CELL_NAMES", "schedule_steps",
            "schedule_grid", "schedule_frames", "divergence_grid", "divergence_frames"]
