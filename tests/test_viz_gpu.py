@@ -9,6 +9,7 @@ import dataclasses
 import math
 import re
 
+import numpy as np
 import pytest
 
 import labsim as ls
@@ -163,3 +164,125 @@ def test_waves_figure_shows_the_tail():
     assert list(idle.x) == [0, 0, slots - slots // 4]
     assert busy.marker.color == ROLE["compute"] and idle.marker.color == ROLE["idle"]
     assert "3 waves" in fig.layout.title.text and "25% full" in fig.layout.title.text
+
+
+# ----------------------------------------------------------------------------------------------
+# coalescing
+@pytest.mark.parametrize("stride, offset", [(1, 0), (2, 0), (32, 0), (1, 1), (4, 8)])
+def test_coalescing_figure_marks_the_sectors_the_machine_counts(stride, offset):
+    e = ls.simt.strided_kernel(stride, offset=offset)
+    run = ls.simt.run_ir(e.ir, e.inputs, "H100 SXM", sms=1, trace=False)
+    counted = run.transactions(pc=e.info["load_pc"])
+    fig = gpu.coalescing_figure(ls.simt.warp_addresses(stride, offset, 4), 4, counted)
+    assert filled(fig, ROLE["memory"]) == counted["sectors"]
+    lines = [s for s in fig.layout.shapes if s.type == "line"]
+    spans = (max(s.x0 for s in lines) - min(s.x0 for s in lines)) / 128
+    assert spans >= counted["lines"]  # the drawn line boundaries enclose every line touched
+    assert f"{counted['sectors']} sector" in fig.layout.title.text and f"in {counted['lines']} line" in fig.layout.title.text
+    # one lane marker per lane
+    assert len(fig.data[1].x) == 32
+
+
+def test_coalescing_figure_rejects_more_than_a_warp():
+    with pytest.raises(ValueError, match="1 to 32 lanes"):
+        gpu.coalescing_figure(list(range(0, 33 * 4, 4)), 4, {"sectors": 5, "lines": 2})
+
+
+# ----------------------------------------------------------------------------------------------
+# the scheduler animation
+@pytest.fixture(scope="module")
+def latency_run():
+    e = ls.simt.latency_kernel(2, 2, warps=4)
+    return ls.simt.run_ir(e.ir, e.inputs, "H100 SXM", sms=1, schedulers=1, policy="lrr",
+                          timing=ls.simt.Timing(memory=30))
+
+
+def test_schedule_grid_is_the_trace(latency_run):
+    tr = latency_run.trace
+    grid, labels = gpu.schedule_grid(latency_run)
+    assert labels == [f"warp {w}" for w in range(4)] + ["issue slot"]
+    assert grid.shape == (5, tr.cycles)
+    issued = np.isin(grid, (1, 2))  # arithmetic or load/store issued
+    # the issue-slot row is filled exactly in the cycles the scheduler issued, once per issue
+    assert issued[-1].sum() == len(tr.issue_cycle) == len(set(tr.issue_cycle.tolist()))
+    assert set(np.flatnonzero(issued[-1])) == set(tr.issue_cycle.tolist())
+    for c, w, pc in zip(tr.issue_cycle, tr.issue_warp, tr.issue_pc):
+        assert grid[w, c] == (2 if tr.units[pc] == "mem" else 1)
+    # every cycle a warp waited for memory in the trace is a "waiting for memory" cell
+    assert ((tr.state.T == ls.simt.Stall.MEMORY) == (grid[:-1] == 4)).all()
+
+
+def test_schedule_frames_reveal_the_run(latency_run):
+    tr = latency_run.trace
+    frames = gpu.schedule_frames(latency_run, steps=10)
+    cuts = gpu.schedule_steps(tr.cycles, 10)
+    assert len(frames) == len(cuts) == 10 and cuts[-1] == tr.cycles
+    grid, _ = gpu.schedule_grid(latency_run)
+    for f, t in zip(frames, cuts):
+        assert [d.type for d in f.data] == [d.type for d in frames[0].data]
+        z = np.asarray(f.data[0].z)
+        assert z.shape[1] == t and (z == grid[:, :t]).all()
+        used = int((tr.issue_cycle < t).sum())
+        assert f"{used} of {t} issue slots" in f.layout.annotations[0].text
+    # at the end: the machine's issue utilisation
+    assert f"({tr.issue_utilisation():.0%})" in frames[-1].layout.annotations[0].text
+
+
+def test_schedule_frames_make_an_animation(latency_run, monkeypatch):
+    lv = pytest.importorskip("labsim.viz")
+    anim = lv.animate(lambda: gpu.schedule_frames(latency_run, steps=6), alt="a scheduler")
+    monkeypatch.setenv("LABSIM_BOOK", "1")
+    page = anim.to_html()
+    assert page.count('"frames"') >= 1 and "a scheduler" in page
+
+
+def test_schedule_grid_needs_a_trace():
+    e = ls.simt.latency_kernel(1, 1, warps=1)
+    run = ls.simt.run_ir(e.ir, e.inputs, "H100 SXM", sms=1, trace=False)
+    with pytest.raises(ValueError, match="no trace"):
+        gpu.schedule_grid(run)
+    with pytest.raises(ValueError, match="cycles and steps"):
+        gpu.schedule_steps(0, 4)
+
+
+# ----------------------------------------------------------------------------------------------
+# the divergence animation
+@pytest.mark.parametrize("pattern", ["contiguous", "interleaved"])
+@pytest.mark.parametrize("a, b", [(4, 6), (2, 3)])
+def test_divergence_frames_show_both_paths_serialised(pattern, a, b):
+    """16 of 32 lanes take the if: the warp issues 9 instructions before the branch, the a-instruction if
+    path with the 16 taking lanes, the b-instruction else path plus its jump with the other 16, then the
+    store and exit with all 32 (the closed form of the machine's tests): 9 + a + b + 1 + 2 rows."""
+    e = ls.simt.divergent_kernel(a, b, pattern=pattern, taken=16)
+    run = ls.simt.run_ir(e.ir, e.inputs, "H100 SXM", sms=1)
+    lanes, text, active, pcs = gpu.divergence_grid(run)
+    assert len(text) == 9 + a + b + 1 + 2
+    taken = e.info["taken"]
+    (i0, i1), (e0, e1) = e.info["paths"]["if"], e.info["paths"]["else"]
+    for row, pc in zip(lanes, pcs):
+        if i0 <= pc < i1:
+            assert (row.astype(bool) == taken).all()
+        elif e0 <= pc < e1:
+            assert (row.astype(bool) == ~taken).all()
+        else:
+            assert row.all()
+    frames = gpu.divergence_frames(run, paths=e.info["paths"])
+    assert len(frames) == len(text)
+    for k, f in enumerate(frames):
+        assert np.asarray(f.data[0].z).shape == (k + 1, 32)
+        assert f.layout.shapes[0].y0 == k - 0.5  # the current instruction is outlined
+    last = frames[-1].layout.annotations[0].text
+    assert f"lane utilisation so far {run.trace.lane_utilisation():.0%}" in last
+    # lane utilisation = active lanes / 32 averaged over issued instructions
+    assert run.trace.lane_utilisation() == pytest.approx(active.sum() / (32 * len(text)))
+    labels = list(frames[0].layout.yaxis.ticktext)
+    assert sum("(if)" in t for t in labels) == a and sum("(else)" in t for t in labels) == b + 1
+    assert any("reconverged" in f.layout.annotations[0].text for f in frames)
+
+
+def test_divergence_frames_of_a_select_have_no_masks():
+    e = ls.simt.divergent_kernel(4, 6, taken=16, select=True)
+    run = ls.simt.run_ir(e.ir, e.inputs, "H100 SXM", sms=1)
+    lanes, *_ = gpu.divergence_grid(run)
+    assert lanes.all()
+    assert not any("reconverged" in f.layout.annotations[0].text for f in gpu.divergence_frames(run))
