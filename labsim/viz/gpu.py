@@ -210,8 +210,9 @@ def occupancy_figure(occ, *, title: str | None = None, height: int = 300):
         cliponaxis=False, customdata=[r[2] for r in rows], hovertemplate="%{y}: %{x} blocks<br>%{customdata}<extra></extra>",
     ))
     fig.update_yaxes(autorange="reversed", title=None)
-    fig.update_xaxes(title="blocks per SM this resource allows", rangemode="tozero",
-                     range=[0, max(vals) * 1.35])
+    # a log axis: an unused budget (shared memory with none asked for) can allow 100 times the binding one
+    fig.update_xaxes(title="blocks per SM it allows (log scale)", type="log",
+                     range=[math.log10(0.7), math.log10(max(vals) * 6)])
     if title is None:
         title = (f"{occ.blocks_per_sm} blocks × {occ.warps_per_block} warps = {occ.warps_per_sm} of "
                  f"{occ.max_warps_per_sm} warps ({occ.occupancy:.0%})")
