@@ -286,3 +286,18 @@ def test_divergence_frames_of_a_select_have_no_masks():
     lanes, *_ = gpu.divergence_grid(run)
     assert lanes.all()
     assert not any("reconverged" in f.layout.annotations[0].text for f in gpu.divergence_frames(run))
+
+
+def test_launch_figure_names_the_broken_limit():
+    fig = gpu.launch_figure("H100 SXM", 512, 255, 0)  # 512 x 255 rounded up per warp > 65,536 per block
+    note = fig.layout.annotations[0]
+    assert "cannot run" in note.text and "65,536 registers per block" in note.text.replace("<br>", " ")
+    assert note.font.color == ROLE["mismatch"]
+
+
+def test_launch_figure_draws_every_combination_of_the_chapters_widget():
+    """Chapter 7's occupancy widget: every combination of its controls gives a figure (no exception)."""
+    import itertools
+    for tpb, regs, kib in itertools.product([64, 128, 256, 512, 1024], [32, 64, 128, 255], [0, 16, 48, 100]):
+        fig = gpu.launch_figure("H100 SXM", tpb, regs, kib * 1024)
+        assert fig.data or fig.layout.annotations

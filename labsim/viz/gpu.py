@@ -219,6 +219,37 @@ def occupancy_figure(occ, *, title: str | None = None, height: int = 300):
     return style(fig, title=title, height=height)
 
 
+def launch_figure(chip: str | Chip, threads_per_block: int, registers_per_thread: int, shared_bytes_per_block: int = 0,
+                  *, height: int = 300):
+    """:func:`occupancy_figure` of ``ls.simt.occupancy(chip, ...)``; for a block no SM can hold, a figure that
+    says which limit it breaks (the machine's own message, in the "mismatch" colour), so that a widget
+    never breaks on an impossible combination of its controls."""
+    import plotly.graph_objects as go
+
+    from ..machines.simt import OccupancyError, occupancy
+
+    try:
+        occ = occupancy(chip, threads_per_block=threads_per_block, registers_per_thread=registers_per_thread,
+                        shared_bytes_per_block=shared_bytes_per_block)
+    except OccupancyError as e:
+        fig = go.Figure()
+        fig.add_annotation(x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False, align="center",
+                           font=dict(size=14, color=ROLE["mismatch"]),
+                           text="This block cannot run on an SM:<br>" + _wrap(str(e), 44))
+        fig.update_xaxes(visible=False)
+        fig.update_yaxes(visible=False)
+        return style(fig, title=f"{threads_per_block} threads × {registers_per_thread} registers: no block fits",
+                     height=height)
+    return occupancy_figure(occ, height=height)
+
+
+def _wrap(text: str, width: int) -> str:
+    """``text`` broken into lines of at most about ``width`` characters, joined by <br> (Plotly text)."""
+    import textwrap
+
+    return "<br>".join(textwrap.wrap(text, width))
+
+
 def wave_counts(blocks: int, sms: int, blocks_per_sm: int) -> list[list[int]]:
     """Blocks resident on each SM in each wave: ``[wave][sm]``. labsim's placement (a simplification, not
     NVIDIA's undocumented block scheduler): a wave fills every SM up to ``blocks_per_sm``; the blocks of the
@@ -522,6 +553,6 @@ def divergence_frames(run, *, warp: int = 0, paths: dict | None = None, title: s
     return frames
 
 
-__all__ = ["sm_numbers", "sm_diagram", "sm_alt", "occupancy_figure", "wave_counts", "waves_figure",
+__all__ = ["sm_numbers", "sm_diagram", "sm_alt", "occupancy_figure", "launch_figure", "wave_counts", "waves_figure",
            "coalescing_figure", "CELL_NAMES", "schedule_steps",
            "schedule_grid", "schedule_frames", "divergence_grid", "divergence_frames"]
