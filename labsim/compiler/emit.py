@@ -645,6 +645,31 @@ def _reduction(L: _Lower) -> KernelIR:
             L.store(j, o, lead)
             L.pop()
             b.label(skip)
+        elif shape == reds[0].operands[0].aval.shape and n_out:
+            # the reduction's own shape (softmax, layer_norm): the block's row = the kept dimensions,
+            # its threads walk the reduced ones, so the row's reductions are the ones already computed
+            red = reds[0]
+            axes = tuple(red.params["axes"])
+            keep = [i for i in range(len(shape)) if i not in axes]
+            rshape = tuple(shape[a] for a in axes)
+            kept = L.unravel(row, red.out.aval.shape)
+            jr = b.reg("u32")
+            b.emit("mov", jr, Special.TID, type="u32")
+            top, end = b.fresh_label("OUT"), b.fresh_label("OUT_END")
+            b.label(top)
+            p = b.op("setp", "u32", jr, Imm(math.prod(rshape), "u32"), mod=("ge",), dst_type="pred")
+            b.emit("bra", None, Label(end), guard=p, unit=Unit.CONTROL)
+            L.push()
+            full = [None] * len(shape)
+            for a_, c_ in zip(axes, L.unravel(jr, rshape)):
+                full[a_] = c_
+            for a_, c_ in zip(keep, kept):
+                full[a_] = c_
+            L.store(j, o, tuple(full))
+            L.pop()
+            b.emit("add", jr, jr, Special.NTID, type="u32")
+            b.emit("bra", None, Label(top), mod=("uni",), unit=Unit.CONTROL)
+            b.label(end)
         elif split is not None:
             chunk = size // n_out
             lead = L.unravel(row, shape[:split])
