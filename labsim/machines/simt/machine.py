@@ -683,8 +683,8 @@ def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n
             for i, w in zip(free, ws):
                 o.slots[i] = w
                 warp_sched[w] = i % schedulers
-                ready[w] = np.full(len(regs), cyc, np.int64)
-                pending_mem[w] = np.zeros(len(regs), bool)
+                ready[w] = [cyc] * len(regs)
+                pending_mem[w] = [False] * len(regs)
                 age[w] = (cyc, w)
                 launched[w] = True
                 if len(seqs[w][0]) == 0:
@@ -700,6 +700,7 @@ def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n
         if cycle >= max_cycles:
             raise SimtError(f"timing model ran past {max_cycles} cycles")
         st = np.full(len(traced), Stall.NOT_LAUNCHED, np.uint8)
+        wake = max_cycles
         for s in sms:
             o = sm_state[s]
             for k in range(schedulers):
@@ -714,13 +715,17 @@ def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n
                         continue
                     pc = int(seqs[w][0][pos[w]])
                     rs = reads[pc]
-                    if rs and (ready[w][rs] > cycle).any():
-                        late = [r for r in rs if ready[w][r] > cycle]
-                        st[col[w]] = Stall.MEMORY if pending_mem[w][late].any() else Stall.DEPENDENCY
+                    rw = ready[w]
+                    late = [r for r in rs if rw[r] > cycle]
+                    if late:
+                        pm = pending_mem[w]
+                        st[col[w]] = Stall.MEMORY if any(pm[r] for r in late) else Stall.DEPENDENCY
+                        wake = min(wake, max(rw[r] for r in late))
                         continue
                     u = unit_id[lat[pc][2]]
                     if o.busy[k, u] > cycle:
                         st[col[w]] = Stall.PIPE_BUSY
+                        wake = min(wake, int(o.busy[k, u]))
                         continue
                     ready_ws.append(w)
                     st[col[w]] = Stall.NOT_SELECTED
@@ -768,12 +773,8 @@ def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n
         if len(ic) == n_issued and finished_blocks < total_blocks:
             # nothing issued: every warp waits for a register, a pipe or a barrier. Skip to the next
             # cycle at which something becomes ready; the states repeat meanwhile.
-            nxt = [int(ready[w][ready[w] > cycle].min()) for w in ready
-                   if launched[w] and not done[w] and not at_barrier[w] and (ready[w] > cycle).any()]
-            nxt += [int(b) for s in sms for b in sm_state[s].busy.ravel()]
-            later = [t for t in nxt if t > cycle]
-            if later:
-                skip = min(later) - cycle
+            if cycle < wake < max_cycles:
+                skip = wake - cycle
                 states.extend([st] * skip)
                 cycle += skip
         n_issued = len(ic)
