@@ -130,3 +130,48 @@ def test_random_programs_match_evaluate(strategy):
 def test_fuzzed_programs_with_ints_bools_and_bf16(p):
     prog = ls.compile(ls.trace(p.f, *p.specs))
     assert_machine_matches(prog, p.inputs, "H100 SXM", repr(p))
+
+
+def _where_prog(n=256):
+    return ls.compile(ls.trace(lambda x: lnp.where(x > 0, lnp.exp(x) * 2.0, x * 0.5 + 1.0), S((n,))))
+
+
+def test_where_as_branch_or_select_same_values_different_cost():
+    # select: every lane computes both sides (exp path: mul, ex2, mul; other: mul, add) then selp.
+    # branch: a warp whose lanes disagree runs both paths masked (plus two jumps and two movs); a warp
+    # whose lanes agree runs one path only. Sorting the data (all positives first) makes warps agree.
+    prog = _where_prog()
+    rng = np.random.default_rng(0)
+    mixed = rng.standard_normal(256).astype(np.float32)
+    ordered = np.sort(mixed)[::-1].copy()
+    runs = {}
+    for name, x in (("mixed", mixed), ("sorted", ordered)):
+        for sel in ("select", "branch"):
+            r = ls.simt.run(prog, x, select=sel, trace=True)
+            np.testing.assert_allclose(r.outputs, ls.evaluate(prog.graph, x), rtol=2e-6)
+            runs[name, sel] = r.kernels[0]
+    # select never diverges: all 8 warps issue the same 17 instructions, every lane active
+    assert runs["mixed", "select"].trace.lane_utilisation() == 1.0
+    assert runs["mixed", "select"].warp_instructions == runs["sorted", "select"].warp_instructions == 8 * 17
+    # branch on random signs: every warp diverges: 9 up to and including the branch (2 ld.param, mad,
+    # setp, bra DONE, mad.wide, ld, setp, bra ELSE), the true path (mul, ex2, mul, mov, bra.uni = 5),
+    # the false path (mul, add, mov = 3), then mad.wide, st, exit: 20 per warp; lanes idle on each path
+    assert runs["mixed", "branch"].warp_instructions == 8 * 20
+    assert runs["mixed", "branch"].trace.lane_utilisation() < 0.85
+    # branch on sorted data: only the one warp that straddles the sign change (if any) runs both paths;
+    # a warp of positives issues 9 + 5 + 3 = 17, a warp of negatives 9 + 3 + 3 = 15
+    n_pos = int((ordered > 0).sum())
+    straddle = 1 if n_pos % 32 else 0
+    full_true, full_false = n_pos // 32, 8 - n_pos // 32 - straddle
+    assert runs["sorted", "branch"].warp_instructions == 20 * straddle + 17 * full_true + 15 * full_false
+    assert runs["sorted", "branch"].warp_instructions < runs["sorted", "select"].warp_instructions
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+@given(fuzz_programs(kinds=("where", "binary", "unary", "reduce"), max_steps=3))
+def test_where_as_branch_matches_evaluate(p):
+    prog = ls.compile(ls.trace(p.f, *p.specs))
+    ref = ls.evaluate(prog.graph, *p.inputs)
+    got = ls.simt.run(prog, *p.inputs, select="branch").outputs
+    np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(ref, np.float64), rtol=2e-4, atol=1e-5,
+                               equal_nan=True)

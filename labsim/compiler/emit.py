@@ -268,6 +268,8 @@ class _Lower:
         op = n.op
         out = n.out.aval
         kind = ops.get(op).kind
+        if op == Op.SELECT and self.select_as == "branch":
+            return self.select_branch(n, coords)
         if kind is OpKind.ELEMENTWISE and op != Op.IOTA:
             args = [self.value(a, coords if (not isinstance(a, Literal) and a.aval.shape == out.shape) else ())
                     for a in n.operands]
@@ -348,6 +350,35 @@ class _Lower:
         if kind is OpKind.CONTRACTION:
             return self.dot_value(n, coords)
         raise LoweringError(f"kernel {self.k.name}: no lowering for op {op}")
+
+    select_as = "select"
+
+    def select_branch(self, n: Node, coords):
+        """``where(p, x, y)`` as a data-dependent branch: only the lanes whose p holds compute x, the
+        others y; a warp whose lanes disagree runs both paths one after the other."""
+        b = self.b
+        out = n.out.aval
+        t = ptx_type(out.dtype)
+        sub = lambda a: coords if (not isinstance(a, Literal) and a.aval.shape == out.shape) else ()
+        pv, xv, yv = n.operands
+        p = self.value(pv, sub(pv))
+        r = b.reg(t)
+        other, join = b.fresh_label("ELSE"), b.fresh_label("JOIN")
+        if isinstance(p, Imm):
+            p = b.op("mov", "pred", p)
+        b.emit("bra", None, Label(other), guard=p, neg=True, unit=Unit.CONTROL, comment="where: lanes with p false jump")
+        self.push()
+        x = self.convert(self.value(xv, sub(xv)), ptx_type(xv.aval.dtype), t)
+        b.emit("mov", r, x, type=t, comment="the 'true' path")
+        self.pop()
+        b.emit("bra", None, Label(join), mod=("uni",), unit=Unit.CONTROL)
+        b.label(other)
+        self.push()
+        y = self.convert(self.value(yv, sub(yv)), ptx_type(yv.aval.dtype), t)
+        b.emit("mov", r, y, type=t, comment="the 'false' path")
+        self.pop()
+        b.label(join)
+        return r
 
     def convert(self, x, src: str, dst: str):
         if src == dst:
@@ -645,6 +676,31 @@ def _reduction(L: _Lower) -> KernelIR:
             L.store(j, o, lead)
             L.pop()
             b.label(skip)
+        elif shape == reds[0].operands[0].aval.shape and n_out:
+            # the reduction's own shape (softmax, layer_norm): the block's row = the kept dimensions,
+            # its threads walk the reduced ones, so the row's reductions are the ones already computed
+            red = reds[0]
+            axes = tuple(red.params["axes"])
+            keep = [i for i in range(len(shape)) if i not in axes]
+            rshape = tuple(shape[a] for a in axes)
+            kept = L.unravel(row, red.out.aval.shape)
+            jr = b.reg("u32")
+            b.emit("mov", jr, Special.TID, type="u32")
+            top, end = b.fresh_label("OUT"), b.fresh_label("OUT_END")
+            b.label(top)
+            p = b.op("setp", "u32", jr, Imm(math.prod(rshape), "u32"), mod=("ge",), dst_type="pred")
+            b.emit("bra", None, Label(end), guard=p, unit=Unit.CONTROL)
+            L.push()
+            full = [None] * len(shape)
+            for a_, c_ in zip(axes, L.unravel(jr, rshape)):
+                full[a_] = c_
+            for a_, c_ in zip(keep, kept):
+                full[a_] = c_
+            L.store(j, o, tuple(full))
+            L.pop()
+            b.emit("add", jr, jr, Special.NTID, type="u32")
+            b.emit("bra", None, Label(top), mod=("uni",), unit=Unit.CONTROL)
+            b.label(end)
         elif split is not None:
             chunk = size // n_out
             lead = L.unravel(row, shape[:split])
@@ -931,10 +987,17 @@ def _build(L: _Lower, grid: int, block: int, shared: int, how: str) -> KernelIR:
     return L.b.build(k.name, L.params, len(k.inputs), grid, block, shared_bytes=shared, header=header)
 
 
-def kernel_ir(k: Kernel, chip: Chip | str | None = None) -> KernelIR:
-    """The executable IR of kernel ``k`` (for ``chip``'s generation where it matters: contractions)."""
+def kernel_ir(k: Kernel, chip: Chip | str | None = None, *, select: str = "select") -> KernelIR:
+    """The executable IR of kernel ``k`` (for ``chip``'s generation where it matters: contractions).
+
+    ``select="select"`` lowers ``where``/``select`` to ``selp`` (both values computed, no branch);
+    ``select="branch"`` to a data-dependent branch (each lane computes only its value; a warp whose
+    lanes disagree runs both paths with masks)."""
+    if select not in ("select", "branch"):
+        raise ValueError(f"select must be 'select' or 'branch', got {select!r}")
     c = get_chip(chip) if chip is not None else None
     L = _Lower(k, c)
+    L.select_as = select
     if k.kind is KernelKind.CONTRACTION:
         if c is None or c.kind is not ChipKind.GPU:
             c = get_chip("H100 SXM") if c is None else c

@@ -276,25 +276,27 @@ def immediate_post_dominators(code: list[Instr], labels: dict[str, int]) -> dict
     The exit node is ``len(code)``. Computed by the classic iterative data-flow over post-dominator sets.
     """
     n = len(code)
-    nodes = list(range(n + 1))
     succ = {pc: successors(code, labels, pc) for pc in range(n)}
-    pdom = {v: set(nodes) for v in nodes}
-    pdom[n] = {n}
+    full = (1 << (n + 1)) - 1
+    pdom = [full] * (n + 1)  # bit sets: bit d of pdom[v] = d post-dominates v
+    pdom[n] = 1 << n
     changed = True
     while changed:
         changed = False
         for v in reversed(range(n)):
-            new = set.intersection(*(pdom[s] for s in succ[v])) | {v}
+            new = full
+            for t in succ[v]:
+                new &= pdom[t]
+            new |= 1 << v
             if new != pdom[v]:
                 pdom[v] = new
                 changed = True
     out = {}
     for pc, ins in enumerate(code):
         if ins.guard is not None and ins.op in ("bra", "exit", "ret"):
-            strict = pdom[pc] - {pc}
-            # the immediate post-dominator is the strict post-dominator that all the others post-dominate
-            ipdom = next(c for c in strict if all(d in pdom[c] for d in strict))
-            out[pc] = ipdom
+            strict = pdom[pc] & ~(1 << pc)
+            # the immediate post-dominator: the strict post-dominator that all the others post-dominate
+            out[pc] = next(c for c in range(n + 1) if strict >> c & 1 and pdom[c] & strict == strict)
     return out
 
 

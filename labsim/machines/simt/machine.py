@@ -77,14 +77,15 @@ class Timing:
 
 @dataclass
 class MemStat:
-    """One warp's global load or store: how many lanes took part, and the sectors and lines it touched."""
+    """One global load or store instruction executed by some warps: per warp, how many lanes took part
+    and how many 32-byte sectors and 128-byte lines their addresses touched."""
 
     pc: int
-    warp: int
-    lanes: int
-    sectors: int
-    lines: int
     store: bool
+    warps: np.ndarray
+    lanes: np.ndarray
+    sectors: np.ndarray
+    lines: np.ndarray
 
 
 @dataclass
@@ -164,8 +165,8 @@ class KernelRun:
     def transactions(self, pc: int | None = None, store: bool | None = None) -> dict[str, int]:
         """Requests (warp-instructions), sectors and lines of global loads/stores, optionally at one pc."""
         ms = [m for m in self.mem if (pc is None or m.pc == pc) and (store is None or m.store == store)]
-        return {"requests": len(ms), "sectors": sum(m.sectors for m in ms), "lines": sum(m.lines for m in ms),
-                "lanes": sum(m.lanes for m in ms)}
+        return {"requests": sum(len(m.warps) for m in ms), "sectors": int(sum(m.sectors.sum() for m in ms)),
+                "lines": int(sum(m.lines.sum() for m in ms)), "lanes": int(sum(m.lanes.sum() for m in ms))}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -223,8 +224,12 @@ class _Wave:
             self.regs[r.name] = np.zeros((self.W, WARP), reg_dtype(r.type))
         self.smem = np.zeros((self.nb, max(ir.shared_bytes, 16)), np.uint8)
         full = tid < ir.block
-        self.stacks: list[list[list]] = [[[0, full[w].copy(), -1]] for w in range(self.W)]
+        # reconvergence stacks: the top entry in arrays (pc, mask, reconvergence pc), the entries
+        # below it in a Python list per warp (empty while a warp has not diverged)
         self.pc = np.zeros(self.W, np.int64)
+        self.mask = full.copy()
+        self.rpc = np.full(self.W, -1, np.int64)
+        self.below: list[list[list]] = [[] for _ in range(self.W)]
         self.state = np.zeros(self.W, np.int8)  # 0 running, 1 barrier, 2 exited
 
 
@@ -404,15 +409,23 @@ def _write(wave: _Wave, dst: Reg, idx, mask, val) -> None:
         cur[idx] = np.where(mask, val, cur[idx])
 
 
+def _distinct(ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Per row, how many distinct values ``ids`` has among the lanes in ``mask``."""
+    x = np.where(mask, ids, -1)
+    x.sort(axis=1)
+    new = (x[:, 1:] != x[:, :-1]) & (x[:, 1:] >= 0)
+    return new.sum(axis=1) + (x[:, 0] >= 0)
+
+
 def _record(memstats, pc, idx, addr, mask, store) -> None:
     a = addr.astype(np.int64)
-    for g in range(len(idx)):
-        m = mask[g]
-        if not m.any():
-            continue
-        aa = a[g][m]
-        memstats.append(MemStat(pc, int(idx[g]), int(m.sum()), len(np.unique(aa // SECTOR)),
-                                len(np.unique(aa // LINE)), store))
+    lanes = mask.sum(axis=1)
+    keep = lanes > 0
+    if not keep.any():
+        return
+    a, m = a[keep], mask[keep]
+    memstats.append(MemStat(pc, store, idx[keep].copy(), lanes[keep], _distinct(a // SECTOR, m),
+                            _distinct(a // LINE, m)))
 
 
 def _copy(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx, mask) -> None:
@@ -523,7 +536,7 @@ def _run_values(ir: KernelIR, mem: _Memory, blocks: np.ndarray, log: list, memst
                 wave.state[w] = 2
             continue
         ins = code[pc]
-        masks = np.stack([wave.stacks[w][-1][1] for w in idx])
+        masks = wave.mask[idx]
         log.append((pc, idx.copy(), masks))
         gmask = masks
         if ins.guard is not None:
@@ -541,23 +554,23 @@ def _run_values(ir: KernelIR, mem: _Memory, blocks: np.ndarray, log: list, memst
                 _goto(wave, idx[none & ~taken_all], pc + 1)
                 for g in np.flatnonzero(~taken_all & ~none):
                     w = idx[g]
-                    st = wave.stacks[w]
                     r = ir.reconverge[pc]
-                    st[-1][0] = r
-                    st.append([pc + 1, masks[g] & ~gmask[g], r])
-                    st.append([tgt, gmask[g].copy(), r])
+                    # the top becomes the reconvergence entry; push not-taken, then taken (runs first)
+                    wave.below[w].append([r, wave.mask[w].copy(), wave.rpc[w]])
+                    wave.below[w].append([pc + 1, masks[g] & ~gmask[g], r])
+                    wave.pc[w], wave.mask[w], wave.rpc[w] = tgt, gmask[g], r
                     _settle(wave, w)
             continue
         if op in ("exit", "ret"):
             for g, w in enumerate(idx):
-                st = wave.stacks[w]
                 gone = gmask[g]
-                for e in st:
+                wave.mask[w] &= ~gone
+                for e in wave.below[w]:
                     e[1] = e[1] & ~gone
-                st[-1][0] = pc + 1
-                while st and not st[-1][1].any():
-                    st.pop()
-                if not st:
+                wave.pc[w] = pc + 1
+                while not wave.mask[w].any() and wave.below[w]:
+                    wave.pc[w], wave.mask[w], wave.rpc[w] = wave.below[w].pop()
+                if not wave.mask[w].any():
                     wave.state[w] = 2
                 else:
                     _settle(wave, w)
@@ -569,16 +582,18 @@ def _run_values(ir: KernelIR, mem: _Memory, blocks: np.ndarray, log: list, memst
 
 
 def _goto(wave: _Wave, ws, pc: int) -> None:
-    for w in ws:
-        wave.stacks[w][-1][0] = pc
+    if len(ws) == 0:
+        return
+    wave.pc[ws] = pc
+    hit = ws[wave.rpc[ws] == pc]
+    for w in hit:
         _settle(wave, w)
 
 
 def _settle(wave: _Wave, w: int) -> None:
-    st = wave.stacks[w]
-    while len(st) > 1 and st[-1][0] == st[-1][2]:
-        st.pop()
-    wave.pc[w] = st[-1][0]
+    """Pop entries whose pc reached their reconvergence pc (the paths met again)."""
+    while wave.below[w] and wave.pc[w] == wave.rpc[w]:
+        wave.pc[w], wave.mask[w], wave.rpc[w] = wave.below[w].pop()
 
 
 # ----------------------------------------------------------------------------------------------
@@ -668,8 +683,8 @@ def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n
             for i, w in zip(free, ws):
                 o.slots[i] = w
                 warp_sched[w] = i % schedulers
-                ready[w] = np.full(len(regs), cyc, np.int64)
-                pending_mem[w] = np.zeros(len(regs), bool)
+                ready[w] = [cyc] * len(regs)
+                pending_mem[w] = [False] * len(regs)
                 age[w] = (cyc, w)
                 launched[w] = True
                 if len(seqs[w][0]) == 0:
@@ -685,6 +700,7 @@ def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n
         if cycle >= max_cycles:
             raise SimtError(f"timing model ran past {max_cycles} cycles")
         st = np.full(len(traced), Stall.NOT_LAUNCHED, np.uint8)
+        wake = max_cycles
         for s in sms:
             o = sm_state[s]
             for k in range(schedulers):
@@ -699,13 +715,17 @@ def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n
                         continue
                     pc = int(seqs[w][0][pos[w]])
                     rs = reads[pc]
-                    if rs and (ready[w][rs] > cycle).any():
-                        late = [r for r in rs if ready[w][r] > cycle]
-                        st[col[w]] = Stall.MEMORY if pending_mem[w][late].any() else Stall.DEPENDENCY
+                    rw = ready[w]
+                    late = [r for r in rs if rw[r] > cycle]
+                    if late:
+                        pm = pending_mem[w]
+                        st[col[w]] = Stall.MEMORY if any(pm[r] for r in late) else Stall.DEPENDENCY
+                        wake = min(wake, max(rw[r] for r in late))
                         continue
                     u = unit_id[lat[pc][2]]
                     if o.busy[k, u] > cycle:
                         st[col[w]] = Stall.PIPE_BUSY
+                        wake = min(wake, int(o.busy[k, u]))
                         continue
                     ready_ws.append(w)
                     st[col[w]] = Stall.NOT_SELECTED
@@ -753,12 +773,8 @@ def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n
         if len(ic) == n_issued and finished_blocks < total_blocks:
             # nothing issued: every warp waits for a register, a pipe or a barrier. Skip to the next
             # cycle at which something becomes ready; the states repeat meanwhile.
-            nxt = [int(ready[w][ready[w] > cycle].min()) for w in ready
-                   if launched[w] and not done[w] and not at_barrier[w] and (ready[w] > cycle).any()]
-            nxt += [int(b) for s in sms for b in sm_state[s].busy.ravel()]
-            later = [t for t in nxt if t > cycle]
-            if later:
-                skip = min(later) - cycle
+            if cycle < wake < max_cycles:
+                skip = wake - cycle
                 states.extend([st] * skip)
                 cycle += skip
         n_issued = len(ic)

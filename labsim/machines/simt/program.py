@@ -37,9 +37,10 @@ class ProgramRun:
         return sum(k.warp_instructions for k in self.kernels)
 
 
-def run(prog: Program, *args, chip="H100 SXM", **kw) -> ProgramRun:
+def run(prog: Program, *args, chip="H100 SXM", select: str = "select", **kw) -> ProgramRun:
     """Run every kernel of ``prog`` on ``chip``'s SIMT machine with inputs ``args`` (flat, or the
-    pytrees the function was traced with). Keyword arguments go to :func:`run_ir` (``policy``,
+    pytrees the function was traced with). ``select`` lowers ``where`` as ``"select"`` or as a
+    ``"branch"`` (:func:`labsim.compiler.emit.kernel_ir`). Other keyword arguments go to :func:`run_ir` (``policy``,
     ``timing``, ``trace``, ...); ``trace`` defaults to ``False`` here (values only)."""
     if not isinstance(prog, Program):
         raise TypeError(f"ls.simt.run: expected a compiled Program (ls.compile(graph)), got {type(prog).__name__}")
@@ -61,7 +62,7 @@ def run(prog: Program, *args, chip="H100 SXM", **kw) -> ProgramRun:
     kw.setdefault("trace", False)
     runs = []
     for k in prog.kernels:
-        runs.append(run_kernel(k, buffers, c, **kw))
+        runs.append(run_kernel(k, buffers, c, select=select, **kw))
     outs = []
     for o in g.outputs:
         if isinstance(o, Literal):
@@ -72,9 +73,10 @@ def run(prog: Program, *args, chip="H100 SXM", **kw) -> ProgramRun:
     return ProgramRun(outs[0] if len(outs) == 1 else tuple(outs), runs)
 
 
-def run_kernel(k: Kernel, buffers: dict[int, np.ndarray], chip="H100 SXM", **kw) -> KernelRun:
+def run_kernel(k: Kernel, buffers: dict[int, np.ndarray], chip="H100 SXM", *, select: str = "select",
+               **kw) -> KernelRun:
     """Run one kernel with its inputs from ``buffers`` (by ``id`` of the Var); writes its outputs there."""
-    ir = kernel_ir(k, chip)
+    ir = kernel_ir(k, chip, select=select)
     missing = [str(v) for v in k.inputs if id(v) not in buffers]
     if missing:
         raise ValueError(f"kernel {k.name}: no data for {missing}")
