@@ -223,7 +223,7 @@ def test_schedule_frames_reveal_the_run(latency_run):
         z = np.asarray(f.data[0].z)
         assert z.shape[1] == t and (z == grid[:, :t]).all()
         used = int((tr.issue_cycle < t).sum())
-        assert f"{used} of {t} issue slots" in f.layout.annotations[0].text
+        assert f"cycle {t} of {tr.cycles}<br>issue slots used: {used} of {t}" in f.layout.annotations[0].text
     # at the end: the machine's issue utilisation
     assert f"({tr.issue_utilisation():.0%})" in frames[-1].layout.annotations[0].text
 

@@ -127,7 +127,7 @@ def _partition(fig, x0: float, y0: float, w: float, h: float, n: dict, index: in
     y += 3.3 * row
     fig.note(x=x0 + pad, y=y + 0.5 * row, text=f"SFU × {n['sfu_lanes']}", showarrow=False,
                        xanchor="left", font=dict(size=_FONT, color="#222222"), xref="x", yref="y")
-    _squares(fig, x0 + pad + 0.3 * w, y, x0 + pad + 0.3 * w + n["sfu_lanes"] * 0.07 * w, y + row, n["sfu_lanes"],
+    _squares(fig, x0 + pad + 0.36 * w, y, x0 + pad + 0.36 * w + n["sfu_lanes"] * 0.07 * w, y + row, n["sfu_lanes"],
              n["sfu_lanes"], "vector")
 
 
@@ -208,12 +208,12 @@ def occupancy_figure(occ, *, title: str | None = None, height: int = 300):
     colors = [ROLE["mismatch"] if nm in binding else ROLE["match"] for nm in names]
     text = [f"{v} blocks" + (" ← binds" if nm in binding else "") for nm, v in zip(names, vals)]
     fig = go.Figure(go.Bar(
-        y=names, x=vals, orientation="h", marker=dict(color=colors), text=text, textposition="outside",
+        y=names, x=vals, orientation="h", marker=dict(color=colors), text=text, textposition="auto",
         cliponaxis=False, customdata=[r[2] for r in rows], hovertemplate="%{y}: %{x} blocks<br>%{customdata}<extra></extra>",
     ))
     fig.update_yaxes(autorange="reversed", title=None)
     # a log axis: an unused budget (shared memory with none asked for) can allow 100 times the binding one
-    fig.update_xaxes(title="blocks per SM it allows (log scale)", type="log",
+    fig.update_xaxes(title="blocks per SM (log scale)", type="log",
                      range=[math.log10(0.7), math.log10(max(vals) * 6)])
     if title is None:
         title = (f"{occ.blocks_per_sm} blocks × {occ.warps_per_block} warps = {occ.warps_per_sm} of "
@@ -457,16 +457,17 @@ def schedule_frames(run, *, steps: int = 24, sm: int | None = None, scheduler: i
         base.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=CELL_NAMES[code],
                                   marker=dict(symbol="square", color=colors[code])))
     base.update_yaxes(autorange="reversed", type="category", title=None)
-    base.update_xaxes(title="cycle", range=[-0.5, cycles - 0.5], showgrid=False)
-    style(base, title=title, height=max(height, 140 + 26 * len(labels)))
-    base.update_layout(margin=dict(t=40 if title is None else 70))
+    # no axis title: the annotation names the cycle, and an animation's play button sits below the axis
+    base.update_xaxes(title=None, range=[-0.5, cycles - 0.5], showgrid=False)
+    style(base, title=title, height=max(height, 180 + 26 * len(labels)))
+    base.update_layout(margin=dict(t=56 if title is None else 86))
     base = base.to_plotly_json()
     frames = []
     for t in cuts:
         z = grid[:, :t]  # the cycles played so far (the x axis keeps the whole run)
         used = int((grid[-1, :t] != _READY).sum())
         note = dict(x=0, y=1.0, xref="paper", yref="paper", xanchor="left", yanchor="bottom", showarrow=False,
-                    font=dict(size=12), text=f"cycle {t} of {cycles}: {used} of {t} issue slots used ({used / t:.0%})")
+                    font=dict(size=12), text=f"cycle {t} of {cycles}<br>issue slots used: {used} of {t} ({used / t:.0%})")
         frames.append(_variant(base, z, annotations=[note]))
     return frames
 
@@ -501,8 +502,13 @@ def divergence_grid(run, *, warp: int = 0):
     return lanes, text, lanes.sum(axis=1), pcs
 
 
+_TYPES = {"f16", "bf16", "f32", "f64", "u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "b16", "b32", "b64",
+          "pred"}
+
+
 def _short(instr: str) -> str:
-    """``mul.f32   %f2, %f2, 2.0;`` -> ``mul.f32`` (and a guard or a branch target kept: ``@%p1 bra IF``)."""
+    """``mul.f32   %f2, %f2, 2.0;`` -> ``mul`` (the type suffix dropped, so the label fits a phone), with a
+    guard or a branch target kept: ``@%p1 bra IF``, ``bra.uni JOIN``."""
     parts = instr.replace(";", "").split()
     if not parts:
         return instr
@@ -510,7 +516,10 @@ def _short(instr: str) -> str:
         return " ".join(parts[:3])
     if parts[0].startswith("bra"):
         return " ".join(parts[:2])
-    return parts[0]
+    op = parts[0].split(".")
+    while len(op) > 1 and op[-1] in _TYPES:
+        op.pop()
+    return ".".join(op)
 
 
 def divergence_frames(run, *, warp: int = 0, paths: dict | None = None, title: str | None = None,
@@ -529,7 +538,7 @@ def divergence_frames(run, *, warp: int = 0, paths: dict | None = None, title: s
     for name, (a, b) in (paths or {}).items():
         for pc in range(a, b):
             where[pc] = name
-    labels = [f"{i + 1:>2} {_short(t)}" + (f" ({where[int(p)]})" if int(p) in where else "")
+    labels = [_short(t) + (f" ({where[int(p)]})" if int(p) in where else "")
               for i, (t, p) in enumerate(zip(text, pcs))]
     colors = ["#FFFFFF", ROLE["idle"], ROLE["vector"]]  # not yet issued, masked off, active
     masks = run.trace.issue_mask[run.trace.issue_warp == warp]
@@ -541,8 +550,9 @@ def divergence_frames(run, *, warp: int = 0, paths: dict | None = None, title: s
     # a numeric axis with fixed labels: a frame's z holds only the rows issued so far
     base.update_yaxes(range=[n - 0.5, -0.5], autorange=False, tickvals=list(range(n)), ticktext=labels, title=None,
                       tickfont=dict(family="monospace", size=11), showgrid=False, zeroline=False)
-    base.update_xaxes(title="lane", range=[-0.5, 31.5], dtick=8, showgrid=False)
-    style(base, title=title, height=height or 150 + 19 * n)
+    base.update_xaxes(title=None, range=[-0.5, 31.5], tickvals=[0, 8, 16, 24, 31],
+                      ticktext=["lane 0", "8", "16", "24", "31"], showgrid=False)
+    style(base, title=title, height=height or 200 + 19 * n)
     base.update_layout(margin=dict(t=70 if title is None else 100))
     base = base.to_plotly_json()
     frames = []
