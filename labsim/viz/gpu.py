@@ -528,7 +528,8 @@ def divergence_frames(run, *, warp: int = 0, paths: dict | None = None, title: s
     instructions in time order (a row per issue slot the warp used), columns its 32 lanes; a lane is
     "vector" where it was active and "idle" where the mask switched it off. ``paths`` (``{"if": (start,
     end), "else": ...}`` pc ranges, as ``ls.simt.divergent_kernel`` reports them) names the path of each
-    row. The annotation gives the instruction, its mask, and the lane utilisation so far."""
+    row. The annotation gives the instruction, its mask, and the lane utilisation so far. No legend: the
+    caption names the two colours."""
     import numpy as np
     import plotly.graph_objects as go
 
@@ -544,14 +545,11 @@ def divergence_frames(run, *, warp: int = 0, paths: dict | None = None, title: s
     masks = run.trace.issue_mask[run.trace.issue_warp == warp]
     base = go.Figure(go.Heatmap(z=lanes + 1, x0=0, dx=1, y0=0, dy=1, zmin=-0.5, zmax=2.5, xgap=1, ygap=1,
                                 colorscale=_discrete_scale(colors), showscale=False, hoverinfo="skip"))
-    for code, name in ((2, "active lane"), (1, "masked-off lane")):
-        base.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name,
-                                  marker=dict(symbol="square", color=colors[code])))
+    # no legend: two colours, which the caption names (a legend would sit under the play button on a phone)
     # a numeric axis with fixed labels: a frame's z holds only the rows issued so far
     base.update_yaxes(range=[n - 0.5, -0.5], autorange=False, tickvals=list(range(n)), ticktext=labels, title=None,
                       tickfont=dict(family="monospace", size=11), showgrid=False, zeroline=False)
-    base.update_xaxes(title=None, range=[-0.5, 31.5], tickvals=[0, 8, 16, 24, 31],
-                      ticktext=["lane 0", "8", "16", "24", "31"], showgrid=False)
+    base.update_xaxes(title=None, range=[-0.5, 31.5], tickvals=[0, 8, 16, 24, 31], showgrid=False)
     style(base, title=title, height=height or 200 + 19 * n)
     base.update_layout(margin=dict(t=70 if title is None else 100))
     base = base.to_plotly_json()
@@ -561,7 +559,7 @@ def divergence_frames(run, *, warp: int = 0, paths: dict | None = None, title: s
         used = active[:k + 1]
         rec = k > 0 and active[k] > active[k - 1] and active[k] == active.max()
         note = (f"step {k + 1}: <b>{_short(text[k])}</b>" + (", reconverged" if rec else "")
-                + f"<br>mask 0x{int(masks[k]):08X}: {int(active[k])} of 32 lanes"
+                + f"<br>mask 0x{int(masks[k]):08X}: {int(active[k])} lanes"
                 + f"<br>lane utilisation so far {used.sum() / (32 * (k + 1)):.0%}")
         frames.append(_variant(
             base, z,
