@@ -73,6 +73,8 @@ class Chip:
     to a BibTeX key, so every number can be traced to a datasheet. ``arch`` names the generation
     ("Ampere", "Hopper", "Blackwell", "TPU v5e", "Sapphire Rapids", ...): it is not a number but decides
     which instructions a kernel listing shows (``labsim.compiler.codegen.MATRIX_PATHS``).
+    ``matrix_unit`` is the (rows, cols) shape of one systolic matrix unit (a TPU's MXU: 128 x 128 up to
+    v5e, 256 x 256 on v6e) and ``clock`` its clock in Hz; both are read by ``labsim.machines.tpu``.
     """
 
     name: str
@@ -95,6 +97,8 @@ class Chip:
     sources: Mapping[str, str] = field(default_factory=dict)
     notes: str = ""
     arch: str = ""  # architecture generation; selects the code path of kernel listings
+    matrix_unit: tuple[int, int] | None = None  # (rows, cols) of one systolic matrix unit (a TPU's MXU)
+    clock: float = 0.0  # Hz, the matrix unit's clock where a source gives it; 0 = not recorded
 
     def __post_init__(self) -> None:
         for attr in ("matrix_flops", "vector_flops", "onchip", "sources"):
