@@ -1,0 +1,312 @@
+"""Figures of "Inside a TPU" and "Tiling": the TensorCore, the systolic array cycle by cycle, a TPU dot's
+static schedule, and the GPU tile explorer and tuner landscape. Each reads a machine's result and draws
+it; none computes anything the machines do not.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..hardware import get
+from ..machines import systolic as _systolic
+from ..machines import tiling as _tiling
+from ..machines import tpu as _tpu
+from .palette import NEUTRAL, ROLE, TINT
+from .plots import style
+
+
+def _fmt_bytes(b: float) -> str:
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if b >= size:
+            return f"{b / size:.0f} {unit}"
+    return f"{b:.0f} B"
+
+
+# --------------------------------------------------------------------------------------------------
+# The TensorCore
+
+def tensorcore(chip="TPU v5e", *, title: str | None = None):
+    """The anatomy of one TPU chip: HBM below, the TensorCore above it (VMEM feeding the MXUs and the
+    VPU), ICI links at the side; every number from the chip's preset (a part the preset does not
+    record says so)."""
+    import plotly.graph_objects as go
+
+    core = _tpu.TensorCore.of(chip)
+    c = core.chip
+    r, cc = core.mxu
+    fig = go.Figure()
+    boxes = []  # (x0, y0, x1, y1, role, text)
+    boxes.append((0, 0, 10, 2, "memory", f"<b>HBM</b> ({c.memory_name}): {c.hbm_capacity / 1e9:.0f} GB, "
+                                         f"{c.hbm_bandwidth / 1e9:,.0f} GB/s"))
+    vm = _fmt_bytes(core.vmem) if core.vmem else "size not recorded"
+    boxes.append((0.5, 3, 9.5, 4.6, "memory", f"<b>VMEM</b> (on-chip scratchpad): {vm}"))
+    n = core.mxus or 2
+    w = 6.2 / n
+    peak = c.matrix_flops.get("bfloat16", 0)
+    for i in range(n):
+        x0 = 0.5 + i * w
+        boxes.append((x0 + 0.1, 5.2, x0 + w - 0.1, 8.2, "compute", f"<b>MXU</b><br>{r}×{cc}"))
+    boxes.append((7.0, 5.2, 9.5, 8.2, "vector", "<b>VPU</b><br>elementwise,<br>reductions"))
+    for x0, y0, x1, y1, role, text in boxes:
+        fig.add_shape(type="rect", x0=x0, y0=y0, x1=x1, y1=y1, line=dict(color=ROLE[role], width=2),
+                      fillcolor=TINT[role], layer="below")
+        fig.add_annotation(x=(x0 + x1) / 2, y=(y0 + y1) / 2, text=text, showarrow=False, font=dict(size=12))
+    fig.add_shape(type="rect", x0=0.2, y0=2.7, x1=9.8, y1=9.2, line=dict(color=NEUTRAL[1], width=1, dash="dot"))
+    mx = f"{core.mxus} MXUs" if core.mxus else "MXU count not recorded"
+    fig.add_annotation(x=0.3, y=8.9, xanchor="left", showarrow=False, font=dict(size=12),
+                       text=f"<b>TensorCore</b>: {mx}, {peak / 1e12:,.0f} TFLOP/s bf16 in all")
+    # arrows: HBM -> VMEM (DMA) and VMEM -> units
+    for x, y0, y1 in ((5, 2, 3), (2.5, 4.6, 5.2), (8.2, 4.6, 5.2)):
+        fig.add_annotation(x=x, y=y1, ax=x, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="",
+                           showarrow=True, arrowhead=2, arrowwidth=2, arrowcolor=ROLE["memory"])
+    fig.add_annotation(x=5.2, y=2.5, xanchor="left", showarrow=False, font=dict(size=11),
+                       text="DMA copies, scheduled by the compiler")
+    if c.chip_link is not None:
+        fig.add_annotation(x=10.6, y=5.5, showarrow=False, textangle=-90, font=dict(size=11),
+                           text=f"ICI: {c.chip_link.bandwidth / 1e9:.0f} GB/s one way per link")
+    fig.update_xaxes(visible=False, range=[-0.2, 11.2], fixedrange=True)
+    fig.update_yaxes(visible=False, range=[-0.3, 9.5], fixedrange=True, scaleanchor=None)
+    return style(fig, title=title or f"One {c.name} chip, as labsim's preset records it", height=420)
+
+
+# --------------------------------------------------------------------------------------------------
+# The systolic array, cycle by cycle
+
+def _txt(v) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    return f"{v:.0f}" if float(v).is_integer() else f"{v:.1f}"
+
+
+def systolic_example(rows: int, size: int, seed: int = 0):
+    """Small integer matrices A (size × size) and B for the animation (integers keep the cells short)."""
+    rng = np.random.default_rng(seed)
+    return rng.integers(1, 4, (size, size)).astype(float), rng.integers(1, 4, (size, size)).astype(float)
+
+
+def _systolic_base(R, C, size, held_name, east_name, south_name):
+    """The frame every step of the animation copies: two panels, their axes and the legend line."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.58, 0.42], horizontal_spacing=0.08,
+                        subplot_titles=("array", "output buffer C"))
+    fig.add_trace(go.Heatmap(z=[[0]], zmin=0, zmax=2, showscale=False, texttemplate="%{text}",
+                             colorscale=[[0, TINT["idle"]], [0.25, TINT["idle"]], [0.25, TINT["data"]],
+                                         [0.75, TINT["data"]], [0.75, TINT["compute"]], [1, TINT["compute"]]],
+                             xgap=3, ygap=3, hoverinfo="skip", textfont=dict(size=12)), 1, 1)
+    fig.add_trace(go.Scatter(x=[], y=[], mode="text", textfont=dict(color=ROLE["memory"], size=12),
+                             hoverinfo="skip", showlegend=False), 1, 1)
+    fig.add_trace(go.Heatmap(z=[[0]], zmin=0, zmax=2, showscale=False, texttemplate="%{text}",
+                             colorscale=[[0, TINT["idle"]], [0.25, TINT["idle"]], [0.25, TINT["data"]],
+                                         [0.75, TINT["data"]], [0.75, TINT["match"]], [1, TINT["match"]]],
+                             xgap=2, ygap=2, hoverinfo="skip", textfont=dict(size=11)), 1, 2)
+    fig.update_xaxes(range=[-2.6, C - 0.5], visible=False, fixedrange=True, row=1, col=1)
+    fig.update_yaxes(range=[R - 0.5, -2.6], visible=False, fixedrange=True, row=1, col=1)
+    fig.update_xaxes(range=[-0.5, size - 0.5], visible=False, fixedrange=True, row=1, col=2)
+    fig.update_yaxes(range=[size - 0.5, -0.5], visible=False, fixedrange=True, row=1, col=2)
+    style(fig, height=360)
+    fig.update_annotations(font=dict(size=12))
+    fig.add_annotation(x=0, y=-0.02, xref="paper", yref="paper", yanchor="top", xanchor="left", showarrow=False,
+                       font=dict(size=11), text=f"top line: {held_name} (stays); {east_name}→ moves east; "
+                                                f"{south_name}↓ moves south.<br>Blue: a multiply-add this cycle. "
+                                                f"Orange: waiting at the edge. Green: the final value of C.")
+    fig.update_layout(margin=dict(l=10, r=10, t=40, b=60), height=420)
+    return fig
+
+
+def systolic_frames(rows: int = 3, dataflow: str = "ws", size: int | None = None, *, max_steps: int = 48,
+                    seed: int = 0):
+    """The frames of the systolic-array animation: ``rows × rows`` PEs multiplying two ``size × size``
+    integer matrices with ``dataflow``. Each frame is one cycle (every few cycles when the run is longer
+    than ``max_steps``): the PEs coloured by what they do (a multiply-add, holding a value, empty), the
+    numbers in their registers, the values waiting at the west and north edges (skewed), and the output
+    buffer filling in. Returns ``(frames, cycle numbers)``."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    size = size or rows
+    a, b = systolic_example(rows, size, seed)
+    res = _systolic.simulate(a, b, rows=rows, cols=rows, dataflow=dataflow, trace=True)
+    tr = res.trace
+    df = _systolic.Dataflow.parse(dataflow)
+    total = len(tr)
+    stride = max(1, math.ceil(total / max_steps))
+    cycles = list(range(0, total, stride))
+    if cycles[-1] != total - 1:
+        cycles.append(total - 1)
+    final = a @ b
+    R = C = rows
+    buf = np.zeros_like(final)
+    written = np.zeros(final.shape, bool)
+    writes = tr.writes
+    held_name = {"ws": "weight B", "os": "sum C", "is": "input A"}[df.value]
+    east_name = {"ws": "A", "os": "A", "is": "B"}[df.value]
+    south_name = {"ws": "partial sum", "os": "B", "is": "partial sum"}[df.value]
+    frames = []
+    wi = 0
+    base = None
+    for t in cycles:
+        while wi < len(writes) and writes[wi, 0] <= t:
+            _, m, n, v = writes[wi]
+            buf[int(m), int(n)] += v
+            written[int(m), int(n)] = True
+            wi += 1
+        cyc = tr[t]
+        state = np.where(cyc.mac, 2, np.where(~np.isnan(cyc.held) | ~np.isnan(cyc.east), 1, 0))
+        text = []
+        for i in range(R):
+            row = []
+            for j in range(C):
+                parts = [_txt(cyc.held[i, j])]
+                if not np.isnan(cyc.east[i, j]):
+                    parts.append(f"{_txt(cyc.east[i, j])}→")
+                if not np.isnan(cyc.south[i, j]):
+                    parts.append(f"{_txt(cyc.south[i, j])}↓")
+                row.append("<br>".join(p for p in parts if p))
+            text.append(row)
+        # the values waiting at the edges: the next two that will enter each row (west) and column (north)
+        wx, wy, wt = [], [], []
+        for d in (1, 2):
+            for i in range(R):
+                v = tr.east[t + d, i, 0] if t + d < total else math.nan
+                wx.append(-d), wy.append(i), wt.append(_txt(v))
+        for d in (1, 2):
+            for j in range(C):
+                moving = df is _systolic.Dataflow.OS or (t + d < total and tr.phase[t + d] == "preload")
+                v = (tr.held if df is not _systolic.Dataflow.OS and moving else tr.south)[t + d, 0, j] \
+                    if (t + d < total and moving) else math.nan
+                wx.append(j), wy.append(-d), wt.append(_txt(v))
+        title = f"{R}×{C} array ({df.value}): cycle {t + 1} of {total}, {cyc.phase}"
+        cstate = np.where(written & np.isclose(buf, final), 2, np.where(written, 1, 0))
+        ctext = [[_txt(buf[i, j]) if written[i, j] else "" for j in range(final.shape[1])] for i in range(final.shape[0])]
+        if base is None:
+            base = _systolic_base(R, C, size, held_name, east_name, south_name)
+            base_dict = base.to_dict()
+        fig = go.Figure(base_dict, _validate=False)
+        fig.data[0].update(z=state, text=text)
+        fig.data[1].update(x=wx, y=wy, text=wt)
+        fig.data[2].update(z=cstate, text=ctext)
+        fig.layout.annotations[0].text = title
+        frames.append(fig)
+    return frames, [c + 1 for c in cycles]
+
+
+def systolic_animation(*, sizes=(3, 4), dataflows=("ws", "os", "is"), extra=(0, 2), max_steps: int = 40):
+    """The book's systolic-array animation: array side, dataflow and matrix size (the array's side, or
+    ``extra`` more, which needs folds) as controls; a play button and a step slider over the cycles."""
+    from .animate import animate
+
+    cache: dict = {}
+
+    def frames(array, dataflow, matrix):
+        key = (array, dataflow, matrix)
+        if key not in cache:
+            cache[key] = systolic_frames(array, dataflow, array + matrix, max_steps=max_steps)
+        return cache[key]
+
+    def make(array, dataflow, matrix):
+        return frames(array, dataflow, matrix)[0]
+
+    def labels(array, dataflow, matrix):
+        return [f"cycle {c}" for c in frames(array, dataflow, matrix)[1]]
+
+    def alt(array, dataflow, matrix):
+        n = array + matrix
+        r = _systolic.stats(n, n, n, rows=array, cols=array, dataflow=dataflow)
+        return (f"A {array}×{array} systolic array multiplying two {n}×{n} matrices with the {dataflow} dataflow: "
+                f"{r.cycles} cycles, {r.folds} fold(s), utilisation {r.utilization:.0%}. Values enter skewed from "
+                f"the west and north edges, partial sums move through the array, results fill the output buffer.")
+
+    return animate(make, {"array": list(sizes), "dataflow": list(dataflows), "matrix": list(extra)},
+                   alt=alt, step_labels=labels, step_label="cycle",
+                   labels={"array": "array side", "dataflow": "dataflow", "matrix": "matrix side − array side"},
+                   frame_ms=700)
+
+
+# --------------------------------------------------------------------------------------------------
+# A TPU dot's static schedule
+
+def schedule_chart(sched: "_tpu.DotSchedule", *, most: int = 16, title: str | None = None):
+    """The first ``most`` steps of a TPU dot's static schedule: the DMA queue (copies in and out of VMEM)
+    and the MXU, one bar per step."""
+    import plotly.graph_objects as go
+
+    steps = sched.steps[:most]
+    end = max(max(s.compute[1] for s in steps), max((s.store[1] for s in steps if s.store), default=0))
+    scale, unit = (1e6, "µs") if end >= 1e-6 else (1e9, "ns")
+    fig = go.Figure()
+    rows = [("copy in (HBM→VMEM)", "DMA", "memory", [(s.load, s.index) for s in steps if s.load[1] > s.load[0]]),
+            ("copy out (VMEM→HBM)", "DMA", "overhead", [(s.store, s.index) for s in steps if s.store]),
+            ("MXU", "MXU", "compute", [(s.compute, s.index) for s in steps])]
+    for name, lane, role, evs in rows:
+        fig.add_trace(go.Bar(y=[lane] * len(evs), x=[(e - b) * scale for (b, e), _ in evs],
+                             base=[b * scale for (b, _), _ in evs], orientation="h", name=name,
+                             marker=dict(color=ROLE[role], line=dict(color="#333333", width=0.5)),
+                             customdata=[str(i) for _, i in evs],
+                             hovertemplate=name + " step %{customdata}<br>%{base:.3g}–%{x:.3g} " + unit + "<extra></extra>"))
+    fig.update_layout(barmode="overlay", bargap=0.4)
+    fig.update_yaxes(categoryorder="array", categoryarray=["MXU", "DMA"])
+    fig.update_xaxes(title=f"time ({unit})", rangemode="tozero")
+    return style(fig, title=title, height=240)
+
+
+# --------------------------------------------------------------------------------------------------
+# GPU tiling
+
+def tile_bars(p: "_tiling.TilePlan", *, title: str | None = None, max_time: float | None = None):
+    """One tile plan as three bars (compute, HBM, shared-memory time) and the time that wins, with the
+    shared memory it needs against the chip's limit in the caption-title."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    if p.fits:
+        names = ["tensor cores", "HBM copies", "shared memory"]
+        vals = [p.compute_time * 1e6, p.memory_time * 1e6, p.shared_time * 1e6]
+        cols = [ROLE["compute"], ROLE["memory"], ROLE["vector"]]
+    else:
+        names, vals, cols = ["tensor cores", "HBM copies", "shared memory"], [0, 0, 0], [ROLE["idle"]] * 3
+    fig.add_trace(go.Bar(y=names, x=vals, orientation="h", marker_color=cols,
+                         text=[f"{v:,.0f} µs" if p.fits else "" for v in vals], textposition="auto",
+                         hovertemplate="%{y}: %{x:.3g} µs<extra></extra>", showlegend=False))
+    fits = p.shared_bytes <= p.shared_limit
+    fig.add_trace(go.Bar(y=["shared KiB / limit"], x=[p.shared_bytes / p.shared_limit * (max_time or 1) * 1e6
+                                                     if max_time else 0],
+                         orientation="h", marker_color=ROLE["match" if fits else "mismatch"], showlegend=False,
+                         text=[f"{p.shared_bytes / 1024:.0f} of {p.shared_limit / 1024:.0f} KiB"], textposition="auto",
+                         hoverinfo="skip"))
+    fig.update_xaxes(title="time (µs)", rangemode="tozero")
+    if max_time:
+        fig.update_xaxes(range=[0, max_time * 1e6])
+    fig.update_yaxes(categoryorder="array", categoryarray=["shared KiB / limit", "shared memory", "HBM copies",
+                                                           "tensor cores"])
+    return style(fig, title=title, height=260)
+
+
+def tile_landscape(result: "_tiling.TuneResult", *, rows: str = "bm", cols: str = "bn", title: str | None = None):
+    """The tuner's landscape as a heat map over two tile dimensions (the best time for each pair over
+    the rest of the space; grey where no tile fits), with the tile it chose marked."""
+    import plotly.graph_objects as go
+
+    rv, cv, z = result.grid(rows, cols)
+    best = result.best.time
+    zz = [[(v / best if math.isfinite(v) else None) for v in row] for row in z]
+    text = [[(f"{v * 1e6:,.0f} µs" if math.isfinite(v) else "no fit") for v in row] for row in z]
+    fig = go.Figure(go.Heatmap(
+        x=[str(c) for c in cv], y=[str(r) for r in rv], z=zz, text=text, texttemplate="%{text}",
+        colorscale=[[0, ROLE["match"]], [0.5, TINT["data"]], [1, ROLE["memory"]]], zmin=1,
+        zmax=max(max(v for v in row if v is not None) for row in zz if any(v is not None for v in row)),
+        colorbar=dict(title="× best", thickness=12), xgap=2, ygap=2,
+        hovertemplate=f"{rows}=%{{y}}, {cols}=%{{x}}: %{{text}}<extra></extra>"))
+    b = result.best.tile
+    fig.add_trace(go.Scatter(x=[str(getattr(b, cols))], y=[str(getattr(b, rows))], mode="markers",
+                             marker=dict(symbol="square-open", size=44, color=NEUTRAL[0], line=dict(width=3)),
+                             name=f"chosen: {b}", hoverinfo="skip"))
+    fig.update_xaxes(title=cols.upper(), type="category")
+    fig.update_yaxes(title=rows.upper(), type="category")
+    return style(fig, title=title, height=380)
+
+
+__all__ = ["tensorcore", "systolic_frames", "systolic_animation", "schedule_chart", "tile_bars", "tile_landscape",
+           "systolic_example"]
