@@ -54,7 +54,7 @@ from . import roofline
 from .roofline import KernelCost, ProgramCost
 
 SUBLANES = 8  # rows of A enter the MXU in groups of 8 (bf16[8,128] @ bf16[128,128] per push)
-DEFAULT_BLOCK = 512  # the compiler's starting block edge, before it is fitted to the problem and to VMEM
+DEFAULT_BLOCK = 1024  # the compiler's starting block edge, before it is fitted to the problem and to VMEM
 
 
 class TPUError(ValueError):
@@ -111,7 +111,7 @@ class Blocks:
 
 def choose_blocks(m: int, n: int, k: int, core: TensorCore, in_itemsize: int = 2, out_itemsize: int = 4,
                   double_buffer: bool = True) -> Blocks:
-    """labsim's compiler rule: blocks of edge ``max(512, MXU side)``, shrunk to the problem (rounded up to
+    """labsim's compiler rule: blocks of edge ``max(1024, MXU side)``, shrunk to the problem (rounded up to
     8 rows and to the MXU's sides), then halved (k first, then n, then m) until they fit VMEM."""
     r, c = core.mxu
     edge = max(DEFAULT_BLOCK, r, c)
