@@ -65,4 +65,7 @@ def test_schedule_chart_and_tile_bars_draw():
     p = ls.tiling.plan(4096, 4096, 4096, (128, 128, 32))
     bars = viz.tpu.tile_bars(p, max_time=1e-3)
     assert bars.data[0].x[0] == pytest.approx(p.compute_time * 1e6)
-    assert bars.data[1].marker.color == ROLE["match"]
+    assert bars.data[1].marker.color == ROLE["match"] and bars.data[1].x[0] == 32
+    bad = ls.tiling.plan(4096, 4096, 4096, (256, 256, 128), check=False)
+    assert viz.tpu.tile_bars(bad).data[1].marker.color == ROLE["mismatch"]
+    assert list(viz.tpu.tile_bars(bad).data[0].x) == [0, 0, 0]

@@ -117,6 +117,7 @@ class TilePlan:
     traffic: int  # HBM bytes
     flops: int  # 2·M·N·K
     problem: str | None = None
+    limit: str | None = None  # the limit a tile that cannot run breaks: "fragments", "shared memory", ...
     occupancy: Occupancy | None = field(default=None, repr=False)
     concurrent: int = 0  # blocks resident on the whole chip at once
     waves: int = 0
@@ -267,26 +268,27 @@ def plan(m: int, n: int, k: int, tile: Tile | tuple = (128, 128, 32), chip: Chip
     base = dict(chip=c.name, m=m, n=n, k=k, tile=t, dtype=dtype, bandwidth=bw, shared_bytes=shared,
                 shared_limit=sm.shared_per_block, registers=regs, threads=threads, blocks=gm * gn,
                 traffic=traffic, flops=2 * m * n * k)
-    problem = _shape_problem(t, dtype)
+    problem, limit = _shape_problem(t, dtype), "fragments"
     if problem is None and shared > sm.shared_per_block:
-        problem = (f"{t.stages}·(BM·BK + BK·BN)·{s} bytes = {shared / 1024:.0f} KiB of shared memory exceeds "
-                   f"the {c.name}'s {sm.shared_per_block / 1024:.0f} KiB per block")
+        problem, limit = (f"{t.stages}·(BM·BK + BK·BN)·{s} bytes = {shared / 1024:.0f} KiB of shared memory "
+                          f"exceeds the {c.name}'s {sm.shared_per_block / 1024:.0f} KiB per block"), "shared memory"
     if problem is None and regs > sm.max_registers_per_thread:
-        problem = (f"a {t.wm}×{t.wn} warp tile needs about {regs} registers per thread, more than the "
-                   f"limit of {sm.max_registers_per_thread} (compute capability {sm.compute_capability})")
+        problem, limit = (f"a {t.wm}×{t.wn} warp tile needs about {regs} registers per thread, more than the "
+                          f"limit of {sm.max_registers_per_thread} (compute capability {sm.compute_capability})"), \
+            "registers"
     if problem is None and threads > sm.max_threads_per_block:
-        problem = (f"{t.warps} warps = {threads} threads per block exceeds the limit of "
-                   f"{sm.max_threads_per_block} threads per block")
+        problem, limit = (f"{t.warps} warps = {threads} threads per block exceeds the limit of "
+                          f"{sm.max_threads_per_block} threads per block"), "threads"
     occ = None
     if problem is None:
         try:
             occ = occupancy(c, threads, regs, shared)
         except OccupancyError as e:
-            problem = str(e)
+            problem, limit = str(e), "registers per block" if "registers" in str(e) else "occupancy"
     if problem is not None:
         if check:
             raise TilingError(f"tile {t}: {problem}")
-        return TilePlan(**base, problem=problem)
+        return TilePlan(**base, problem=problem, limit=limit)
     concurrent = occ.blocks_per_sm * c.compute_units
     waves = -(-(gm * gn) // concurrent)
     if l2:

@@ -255,33 +255,39 @@ def schedule_chart(sched: "_tpu.DotSchedule", *, most: int = 16, title: str | No
 # --------------------------------------------------------------------------------------------------
 # GPU tiling
 
-def tile_bars(p: "_tiling.TilePlan", *, title: str | None = None, max_time: float | None = None):
-    """One tile plan as three bars (compute, HBM, shared-memory time) and the time that wins, with the
-    shared memory it needs against the chip's limit in the caption-title."""
+def tile_bars(p: "_tiling.TilePlan", *, title: str | None = None, max_time: float | None = None,
+              max_shared: float | None = None):
+    """One tile plan: its three times (tensor cores, HBM copies, shared memory) as bars, the largest
+    being the estimate, and below them the shared memory it needs against the chip's per-block limit
+    (bluish green if it fits, vermillion if not). A tile that cannot run shows no times."""
     import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
 
-    fig = go.Figure()
-    if p.fits:
-        names = ["tensor cores", "HBM copies", "shared memory"]
-        vals = [p.compute_time * 1e6, p.memory_time * 1e6, p.shared_time * 1e6]
-        cols = [ROLE["compute"], ROLE["memory"], ROLE["vector"]]
-    else:
-        names, vals, cols = ["tensor cores", "HBM copies", "shared memory"], [0, 0, 0], [ROLE["idle"]] * 3
+    fig = make_subplots(rows=2, cols=1, row_heights=[0.72, 0.28], vertical_spacing=0.22)
+    names = ["tensor cores", "HBM copies", "shared memory"]
+    vals = [p.compute_time * 1e6, p.memory_time * 1e6, p.shared_time * 1e6] if p.fits else [0.0, 0.0, 0.0]
+    win = max(range(3), key=lambda i: vals[i]) if p.fits else -1
+    cols = [ROLE["compute"], ROLE["memory"], ROLE["vector"]]
     fig.add_trace(go.Bar(y=names, x=vals, orientation="h", marker_color=cols,
+                         marker_line=dict(color=[NEUTRAL[0] if i == win else "rgba(0,0,0,0)" for i in range(3)], width=2),
                          text=[f"{v:,.0f} µs" if p.fits else "" for v in vals], textposition="auto",
-                         hovertemplate="%{y}: %{x:.3g} µs<extra></extra>", showlegend=False))
+                         hovertemplate="%{y}: %{x:.3g} µs<extra></extra>", showlegend=False), 1, 1)
     fits = p.shared_bytes <= p.shared_limit
-    fig.add_trace(go.Bar(y=["shared KiB / limit"], x=[p.shared_bytes / p.shared_limit * (max_time or 1) * 1e6
-                                                     if max_time else 0],
-                         orientation="h", marker_color=ROLE["match" if fits else "mismatch"], showlegend=False,
-                         text=[f"{p.shared_bytes / 1024:.0f} of {p.shared_limit / 1024:.0f} KiB"], textposition="auto",
-                         hoverinfo="skip"))
-    fig.update_xaxes(title="time (µs)", rangemode="tozero")
+    fig.add_trace(go.Bar(y=["shared memory per block"], x=[p.shared_bytes / 1024], orientation="h",
+                         marker_color=ROLE["match" if fits else "mismatch"], showlegend=False,
+                         text=[f"{p.shared_bytes / 1024:.0f} KiB"], textposition="auto",
+                         hovertemplate="%{x:.0f} KiB<extra></extra>"), 2, 1)
+    fig.add_vline(x=p.shared_limit / 1024, line=dict(color=NEUTRAL[0], dash="dash"), row=2, col=1)
+    fig.add_annotation(x=p.shared_limit / 1024, y=0.5, xref="x2", yref="y2 domain", xanchor="right",
+                       text=f"limit {p.shared_limit / 1024:.0f} KiB ", showarrow=False, font=dict(size=11))
+    fig.update_xaxes(title="time (µs)", rangemode="tozero", row=1, col=1)
+    fig.update_xaxes(title="KiB", rangemode="tozero", row=2, col=1)
     if max_time:
-        fig.update_xaxes(range=[0, max_time * 1e6])
-    fig.update_yaxes(categoryorder="array", categoryarray=["shared KiB / limit", "shared memory", "HBM copies",
-                                                           "tensor cores"])
-    return style(fig, title=title, height=260)
+        fig.update_xaxes(range=[0, max_time * 1e6], row=1, col=1)
+    if max_shared:
+        fig.update_xaxes(range=[0, max_shared / 1024], row=2, col=1)
+    fig.update_yaxes(categoryorder="array", categoryarray=names[::-1], row=1, col=1)
+    return style(fig, title=title, height=340)
 
 
 def tile_landscape(result: "_tiling.TuneResult", *, rows: str = "bm", cols: str = "bn", title: str | None = None):
