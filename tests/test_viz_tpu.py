@@ -68,4 +68,7 @@ def test_schedule_chart_and_tile_bars_draw():
     assert bars.data[1].marker.color == ROLE["match"] and bars.data[1].x[0] == 32
     bad = ls.tiling.plan(4096, 4096, 4096, (256, 256, 128), check=False)
     assert viz.tpu.tile_bars(bad).data[1].marker.color == ROLE["mismatch"]
-    assert list(viz.tpu.tile_bars(bad).data[0].x) == [0, 0, 0]
+    # no times for a tile that cannot run; its HBM traffic over the bandwidth is still drawn (grey)
+    x = list(viz.tpu.tile_bars(bad).data[0].x)
+    assert x[0] == x[2] == 0 and x[1] == pytest.approx(bad.traffic / bad.bandwidth * 1e6)
+    assert viz.tpu.tile_bars(bad).data[2].x[0] == bad.shared_limit / 1024

@@ -65,6 +65,10 @@ def tensorcore(chip="TPU v5e", *, title: str | None = None):
     if c.chip_link is not None:
         fig.add_annotation(x=10.6, y=5.5, showarrow=False, textangle=-90, font=dict(size=11),
                            text=f"ICI: {c.chip_link.bandwidth / 1e9:.0f} GB/s one way per link")
+    # one invisible point per box carries its description as hover text (and gives the figure a trace)
+    fig.add_trace(go.Scatter(x=[(b[0] + b[2]) / 2 for b in boxes], y=[(b[1] + b[3]) / 2 for b in boxes],
+                             mode="markers", marker=dict(size=30, opacity=0), showlegend=False,
+                             hovertext=[b[5].replace("<br>", " ") for b in boxes], hoverinfo="text"))
     fig.update_xaxes(visible=False, range=[-0.2, 11.2], fixedrange=True)
     fig.update_yaxes(visible=False, range=[-0.3, 9.5], fixedrange=True, scaleanchor=None)
     return style(fig, title=title or f"One {c.name} chip, as labsim's preset records it", height=420)
@@ -220,7 +224,7 @@ def systolic_animation(*, sizes=(3, 4), dataflows=("ws", "os", "is"), extra=(0, 
                 f"the west and north edges, partial sums move through the array, results fill the output buffer.")
 
     return animate(make, {"array": list(sizes), "dataflow": list(dataflows), "matrix": list(extra)},
-                   alt=alt, step_labels=labels, step_label="cycle",
+                   defaults={"array": sizes[0], "dataflow": dataflows[0], "matrix": extra[0]}, alt=alt, step_labels=labels, step_label="cycle",
                    labels={"array": "array side", "dataflow": "dataflow", "matrix": "matrix side − array side"},
                    frame_ms=700)
 
@@ -265,21 +269,25 @@ def tile_bars(p: "_tiling.TilePlan", *, title: str | None = None, max_time: floa
 
     fig = make_subplots(rows=2, cols=1, row_heights=[0.72, 0.28], vertical_spacing=0.22)
     names = ["tensor cores", "HBM copies", "shared memory"]
-    vals = [p.compute_time * 1e6, p.memory_time * 1e6, p.shared_time * 1e6] if p.fits else [0.0, 0.0, 0.0]
+    # a tile that cannot run has no time; its HBM traffic is still known, drawn grey for comparison
+    vals = [p.compute_time * 1e6, p.memory_time * 1e6, p.shared_time * 1e6] if p.fits else \
+        [0.0, p.traffic / p.bandwidth * 1e6, 0.0]
     win = max(range(3), key=lambda i: vals[i]) if p.fits else -1
-    cols = [ROLE["compute"], ROLE["memory"], ROLE["vector"]]
+    cols = [ROLE["compute"], ROLE["memory"], ROLE["vector"]] if p.fits else [ROLE["idle"]] * 3
     fig.add_trace(go.Bar(y=names, x=vals, orientation="h", marker_color=cols,
                          marker_line=dict(color=[NEUTRAL[0] if i == win else "rgba(0,0,0,0)" for i in range(3)], width=2),
-                         text=[f"{v:,.0f} µs" if p.fits else "" for v in vals], textposition="auto",
+                         text=[f"{v:,.0f} µs" if v else "" for v in vals], textposition="auto",
                          hovertemplate="%{y}: %{x:.3g} µs<extra></extra>", showlegend=False), 1, 1)
     fits = p.shared_bytes <= p.shared_limit
     fig.add_trace(go.Bar(y=["shared memory per block"], x=[p.shared_bytes / 1024], orientation="h",
                          marker_color=ROLE["match" if fits else "mismatch"], showlegend=False,
                          text=[f"{p.shared_bytes / 1024:.0f} KiB"], textposition="auto",
                          hovertemplate="%{x:.0f} KiB<extra></extra>"), 2, 1)
-    fig.add_vline(x=p.shared_limit / 1024, line=dict(color=NEUTRAL[0], dash="dash"), row=2, col=1)
-    fig.add_annotation(x=p.shared_limit / 1024, y=0.5, xref="x2", yref="y2 domain", xanchor="right",
-                       text=f"limit {p.shared_limit / 1024:.0f} KiB ", showarrow=False, font=dict(size=11))
+    fig.add_trace(go.Scatter(x=[p.shared_limit / 1024], y=["shared memory per block"], mode="markers+text",
+                             marker=dict(symbol="line-ns", size=26, line=dict(width=3, color=NEUTRAL[0])),
+                             text=[f"limit {p.shared_limit / 1024:.0f} KiB"], textposition="top center",
+                             hovertemplate="the chip's limit: %{x:.0f} KiB per block<extra></extra>",
+                             showlegend=False), 2, 1)
     fig.update_xaxes(title="time (µs)", rangemode="tozero", row=1, col=1)
     fig.update_xaxes(title="KiB", rangemode="tozero", row=2, col=1)
     if max_time:
