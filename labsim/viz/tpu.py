@@ -89,7 +89,22 @@ def systolic_example(rows: int, size: int, seed: int = 0):
     return rng.integers(1, 4, (size, size)).astype(float), rng.integers(1, 4, (size, size)).astype(float)
 
 
-def _systolic_base(R, C, size, held_name, east_name, south_name):
+_SYSTOLIC_BASES: dict = {}  # the styled empty figure of each array/matrix size, built once
+
+
+def _systolic_legend(held_name, east_name, south_name) -> str:
+    return (f"top line: {held_name} (stays); {east_name}→ moves east; {south_name}↓ moves south.<br>"
+            f"Blue: a multiply-add this cycle. Orange: waiting at the edge. Green: the final value of C.")
+
+
+def _systolic_base_dict(R, C, size) -> dict:
+    key = (R, C, size)
+    if key not in _SYSTOLIC_BASES:
+        _SYSTOLIC_BASES[key] = _systolic_base(R, C, size).to_dict()
+    return _SYSTOLIC_BASES[key]
+
+
+def _systolic_base(R, C, size):
     """The frame every step of the animation copies: two panels, their axes and the legend line."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
@@ -113,10 +128,12 @@ def _systolic_base(R, C, size, held_name, east_name, south_name):
     style(fig, height=360)
     fig.update_annotations(font=dict(size=12))
     fig.add_annotation(x=0, y=-0.02, xref="paper", yref="paper", yanchor="top", xanchor="left", showarrow=False,
-                       font=dict(size=11), text=f"top line: {held_name} (stays); {east_name}→ moves east; "
-                                                f"{south_name}↓ moves south.<br>Blue: a multiply-add this cycle. "
-                                                f"Orange: waiting at the edge. Green: the final value of C.")
+                       font=dict(size=11), align="left", text="")
     fig.update_layout(margin=dict(l=10, r=10, t=40, b=60), height=420)
+    # every frame copies this figure: keep the house font and colours but drop the (large) template,
+    # which this figure does not need (no visible axes, no legend), so a frame costs a few ms, not 15
+    font = fig.layout.template.layout.font.to_plotly_json()
+    fig.update_layout(template="none", font=font, paper_bgcolor="white", plot_bgcolor="white")
     return fig
 
 
@@ -127,8 +144,9 @@ def systolic_frames(rows: int = 3, dataflow: str = "ws", size: int | None = None
     than ``max_steps``): the PEs coloured by what they do (a multiply-add, holding a value, empty), the
     numbers in their registers, the values waiting at the west and north edges (skewed), and the output
     buffer filling in. Returns ``(frames, cycle numbers)``."""
+    import copy
+
     import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
 
     size = size or rows
     a, b = systolic_example(rows, size, seed)
@@ -150,7 +168,7 @@ def systolic_frames(rows: int = 3, dataflow: str = "ws", size: int | None = None
     south_name = {"ws": "partial sum", "os": "B", "is": "partial sum"}[df.value]
     frames = []
     wi = 0
-    base = None
+    base_dict = None
     for t in cycles:
         while wi < len(writes) and writes[wi, 0] <= t:
             _, m, n, v = writes[wi]
@@ -185,15 +203,16 @@ def systolic_frames(rows: int = 3, dataflow: str = "ws", size: int | None = None
         title = f"{R}×{C} array ({df.value}): cycle {t + 1} of {total}, {cyc.phase}"
         cstate = np.where(written & np.isclose(buf, final), 2, np.where(written, 1, 0))
         ctext = [[_txt(buf[i, j]) if written[i, j] else "" for j in range(final.shape[1])] for i in range(final.shape[0])]
-        if base is None:
-            base = _systolic_base(R, C, size, held_name, east_name, south_name)
-            base_dict = base.to_dict()
-        fig = go.Figure(base_dict, _validate=False)
-        fig.data[0].update(z=state, text=text)
-        fig.data[1].update(x=wx, y=wy, text=wt)
-        fig.data[2].update(z=cstate, text=ctext)
-        fig.layout.annotations[0].text = title
-        frames.append(fig)
+        if base_dict is None:
+            base_dict = _systolic_base_dict(R, C, size)
+            legend = _systolic_legend(held_name, east_name, south_name)
+        d = copy.deepcopy(base_dict)
+        d["data"][0].update(z=state.tolist(), text=text)
+        d["data"][1].update(x=wx, y=wy, text=wt)
+        d["data"][2].update(z=cstate.tolist(), text=ctext)
+        d["layout"]["annotations"][0]["text"] = title
+        d["layout"]["annotations"][-1]["text"] = legend
+        frames.append(go.Figure(d, _validate=False))
     return frames, [c + 1 for c in cycles]
 
 
@@ -202,6 +221,9 @@ def systolic_animation(*, sizes=(3, 4), dataflows=("ws", "os", "is"), extra=(0, 
     ``extra`` more, which needs folds) as controls; a play button and a step slider over the cycles."""
     from .animate import animate
 
+    for side in sizes:  # the styled empty figures, built now rather than on the reader's first click
+        for more in extra:
+            _systolic_base_dict(side, side, side + more)
     cache: dict = {}
 
     def frames(array, dataflow, matrix):
@@ -223,10 +245,18 @@ def systolic_animation(*, sizes=(3, 4), dataflows=("ws", "os", "is"), extra=(0, 
                 f"{r.cycles} cycles, {r.folds} fold(s), utilisation {r.utilization:.0%}. Values enter skewed from "
                 f"the west and north edges, partial sums move through the array, results fill the output buffer.")
 
-    return animate(make, {"array": list(sizes), "dataflow": list(dataflows), "matrix": list(extra)},
-                   defaults={"array": sizes[0], "dataflow": dataflows[0], "matrix": extra[0]}, alt=alt, step_labels=labels, step_label="cycle",
+    anim = animate(make, {"array": list(sizes), "dataflow": list(dataflows), "matrix": list(extra)},
+                   defaults={"array": sizes[0], "dataflow": dataflows[0], "matrix": extra[0]}, alt=alt,
+                   step_labels=labels, step_label="cycle",
                    labels={"array": "array side", "dataflow": "dataflow", "matrix": "matrix side − array side"},
                    frame_ms=700)
+    # every combination is made now (about a second; the website needs them all anyway), so moving a
+    # control in JupyterLab only looks frames up
+    for side in sizes:
+        for df in dataflows:
+            for more in extra:
+                anim.frames_for(array=side, dataflow=df, matrix=more)
+    return anim
 
 
 # --------------------------------------------------------------------------------------------------
@@ -259,43 +289,65 @@ def schedule_chart(sched: "_tpu.DotSchedule", *, most: int = 16, title: str | No
 # --------------------------------------------------------------------------------------------------
 # GPU tiling
 
+_TILE_BARS_BASE: dict = {}
+
+
+def _tile_bars_base() -> dict:
+    """The figure every tile plan fills in (built and styled once: Plotly's styling is the slow part)."""
+    if not _TILE_BARS_BASE:
+        import plotly.graph_objects as go
+        from plotly.subplots import make_subplots
+
+        fig = make_subplots(rows=2, cols=1, row_heights=[0.72, 0.28], vertical_spacing=0.22)
+        names = ["tensor cores", "HBM copies", "shared memory"]
+        fig.add_trace(go.Bar(y=names, x=[0, 0, 0], orientation="h", textposition="auto",
+                             hovertemplate="%{y}: %{x:.3g} µs<extra></extra>", showlegend=False), 1, 1)
+        fig.add_trace(go.Bar(y=["shared memory per block"], x=[0], orientation="h", showlegend=False,
+                             textposition="auto", hovertemplate="%{x:.0f} KiB<extra></extra>"), 2, 1)
+        fig.add_trace(go.Scatter(x=[0], y=["shared memory per block"], mode="markers+text",
+                                 marker=dict(symbol="line-ns", size=26, line=dict(width=3, color=NEUTRAL[0])),
+                                 textposition="top center",
+                                 hovertemplate="the chip's limit: %{x:.0f} KiB per block<extra></extra>",
+                                 showlegend=False), 2, 1)
+        fig.update_xaxes(title="time (µs)", rangemode="tozero", row=1, col=1)
+        fig.update_xaxes(title="KiB", rangemode="tozero", row=2, col=1)
+        fig.update_yaxes(categoryorder="array", categoryarray=names[::-1], row=1, col=1)
+        style(fig, height=340)
+        _TILE_BARS_BASE["fig"] = fig.to_dict()
+    return _TILE_BARS_BASE["fig"]
+
+
 def tile_bars(p: "_tiling.TilePlan", *, title: str | None = None, max_time: float | None = None,
               max_shared: float | None = None):
     """One tile plan: its three times (tensor cores, HBM copies, shared memory) as bars, the largest
-    being the estimate, and below them the shared memory it needs against the chip's per-block limit
-    (bluish green if it fits, vermillion if not). A tile that cannot run shows no times."""
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
+    being the estimate (outlined), and below them the shared memory it needs against the chip's
+    per-block limit (bluish green if it fits, vermillion if not). A tile that cannot run has no times;
+    its HBM time is drawn grey for comparison."""
+    import copy
 
-    fig = make_subplots(rows=2, cols=1, row_heights=[0.72, 0.28], vertical_spacing=0.22)
-    names = ["tensor cores", "HBM copies", "shared memory"]
-    # a tile that cannot run has no time; its HBM traffic is still known, drawn grey for comparison
+    import plotly.graph_objects as go
+
+    d = copy.deepcopy(_tile_bars_base())
     vals = [p.compute_time * 1e6, p.memory_time * 1e6, p.shared_time * 1e6] if p.fits else \
         [0.0, p.traffic / p.bandwidth * 1e6, 0.0]
     win = max(range(3), key=lambda i: vals[i]) if p.fits else -1
-    cols = [ROLE["compute"], ROLE["memory"], ROLE["vector"]] if p.fits else [ROLE["idle"]] * 3
-    fig.add_trace(go.Bar(y=names, x=vals, orientation="h", marker_color=cols,
-                         marker_line=dict(color=[NEUTRAL[0] if i == win else "rgba(0,0,0,0)" for i in range(3)], width=2),
-                         text=[f"{v:,.0f} µs" if v else "" for v in vals], textposition="auto",
-                         hovertemplate="%{y}: %{x:.3g} µs<extra></extra>", showlegend=False), 1, 1)
+    bars, smem, limit = d["data"]
+    bars.update(x=vals, text=[f"{v:,.0f} µs" if v else "" for v in vals],
+                marker=dict(color=[ROLE["compute"], ROLE["memory"], ROLE["vector"]] if p.fits else [ROLE["idle"]] * 3,
+                            line=dict(color=[NEUTRAL[0] if i == win else "rgba(0,0,0,0)" for i in range(3)], width=2)))
     fits = p.shared_bytes <= p.shared_limit
-    fig.add_trace(go.Bar(y=["shared memory per block"], x=[p.shared_bytes / 1024], orientation="h",
-                         marker_color=ROLE["match" if fits else "mismatch"], showlegend=False,
-                         text=[f"{p.shared_bytes / 1024:.0f} KiB"], textposition="auto",
-                         hovertemplate="%{x:.0f} KiB<extra></extra>"), 2, 1)
-    fig.add_trace(go.Scatter(x=[p.shared_limit / 1024], y=["shared memory per block"], mode="markers+text",
-                             marker=dict(symbol="line-ns", size=26, line=dict(width=3, color=NEUTRAL[0])),
-                             text=[f"limit {p.shared_limit / 1024:.0f} KiB"], textposition="top center",
-                             hovertemplate="the chip's limit: %{x:.0f} KiB per block<extra></extra>",
-                             showlegend=False), 2, 1)
-    fig.update_xaxes(title="time (µs)", rangemode="tozero", row=1, col=1)
-    fig.update_xaxes(title="KiB", rangemode="tozero", row=2, col=1)
+    smem.update(x=[p.shared_bytes / 1024], text=[f"{p.shared_bytes / 1024:.0f} KiB"],
+                marker=dict(color=ROLE["match" if fits else "mismatch"]))
+    limit.update(x=[p.shared_limit / 1024], text=[f"limit {p.shared_limit / 1024:.0f} KiB"])
+    lay = d["layout"]
     if max_time:
-        fig.update_xaxes(range=[0, max_time * 1e6], row=1, col=1)
+        lay["xaxis"]["range"] = [0, max_time * 1e6]
     if max_shared:
-        fig.update_xaxes(range=[0, max_shared / 1024], row=2, col=1)
-    fig.update_yaxes(categoryorder="array", categoryarray=names[::-1], row=1, col=1)
-    return style(fig, title=title, height=340)
+        lay["xaxis2"]["range"] = [0, max_shared / 1024]
+    if title:
+        lay["title"] = {"text": title}
+        lay["margin"]["t"] = 60
+    return go.Figure(d, _validate=False)
 
 
 def tile_landscape(result: "_tiling.TuneResult", *, rows: str = "bm", cols: str = "bn", title: str | None = None):
