@@ -142,3 +142,13 @@ def test_tuner_on_a_small_space_and_no_fit():
     assert r.best.tile.bm == 128  # the bigger tile reads less and rereads less from shared memory
     with pytest.raises(T.TilingError, match="none of the 1 tiles fits"):
         T.tune(1024, 1024, 1024, tiles=[(256, 256, 128)])
+
+
+def test_landscape_names_why_each_tile_was_rejected():
+    r = T.tune(4096, 4096, 4096)
+    limits = {p.limit for p in r.rejected}
+    assert {"registers", "shared memory", "fragments"} <= limits
+    assert all(p.limit is None for p in r.feasible)
+    # every rejected shared-memory tile really exceeds the per-block limit, and no accepted one does
+    assert all(p.shared_bytes > p.shared_limit for p in r.rejected if p.limit == "shared memory")
+    assert all(p.shared_bytes <= p.shared_limit for p in r.feasible)

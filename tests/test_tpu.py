@@ -180,3 +180,22 @@ def test_estimate_refuses_a_graph():
     g = ls.trace(lambda x: x + 1.0, ls.ShapeDtype((4,), "float32"))
     with pytest.raises(TypeError, match="compile"):
         ls.tpu.estimate(g, "TPU v5e")
+
+
+def test_blocks_shrink_to_fit_a_small_vmem():
+    # a v5e with 1 MiB of VMEM: 1024-sided blocks need far more, so the compiler halves k, then n, then m
+    import dataclasses
+    small = dataclasses.replace(V5E, name="v5e, 1 MiB VMEM", onchip={"VMEM": 2**20})
+    s = ls.tpu.schedule_dot(1024, 1024, 1024, small)
+    b = s.blocks
+    assert s.vmem_bytes <= 2**20
+    # one more doubling of the last dimension halved would not fit
+    assert (b.bm, b.bn, b.bk) == (512, 128, 128)
+    assert ls.tpu.Blocks(1024, 128, 128).vmem_bytes(2, 2) > 2**20
+    np.testing.assert_allclose(*_check_small(small), rtol=1e-4, atol=1e-3)
+
+
+def _check_small(chip):
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((200, 300)).astype(np.float32), rng.standard_normal((300, 100)).astype(np.float32)
+    return ls.tpu.run_dot(a, b, chip)[0], a @ b
