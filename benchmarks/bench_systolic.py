@@ -10,7 +10,10 @@ Run with ``make bench`` (or ``python benchmarks/bench_systolic.py``). Prints two
    labsim's minus 1 ("equal" column). SCALE-Sim computes cycles and accesses only; labsim also computes
    the product, which is checked against NumPy ("values" column).
 2. the cost of the per-cycle trace on the small arrays the book animates (``trace=True``): p50/p95 of
-   20 runs, against the 100 ms budget of a live control change.
+   20 runs, against the 100 ms budget of a live control change;
+3. the animation (``labsim.viz.systolic.systolic_animation``): the website page weight of a figure with
+   its controls (target under 1 MB) and the live face's control change (``Animation.update``: new frames
+   simulated and drawn, the cache cleared before each) p50/p95.
 
 Options: ``--quick`` runs the 32×32 configurations only; ``--no-live`` never starts SCALE-Sim.
 """
@@ -74,6 +77,39 @@ def trace_latency(repeats: int = 20) -> list[list[str]]:
     return rows
 
 
+def animation_costs(repeats: int = 10) -> list[list[str]]:
+    import os
+
+    from labsim.viz import systolic as vs
+
+    rows = []
+    for label, controls in [("4×4, 4·4·4, dataflow ×3", {"dataflow": ["ws", "os", "is"]}),
+                            ("dataflow ×3, array 2/4/8, K 4/8", {"dataflow": ["ws", "os", "is"], "rows": [2, 4, 8],
+                                                                 "K": [4, 8]}),
+                            ("8×8 array, 8·8·8, dataflow ×3", {"dataflow": ["ws", "os", "is"], "rows": [8], "cols": [8],
+                                                              "M": [8], "N": [8], "K": [8]})]:
+        os.environ["LABSIM_BOOK"] = "1"
+        a = vs.systolic_animation(controls)
+        t0 = time.perf_counter()
+        page = a._repr_mimebundle_()["text/html"]
+        build = time.perf_counter() - t0
+        os.environ.pop("LABSIM_BOOK", None)
+        b = vs.systolic_animation(controls)
+        combos = [dict(zip(controls, vals)) for vals in __import__("itertools").product(*controls.values())]
+        ts = []
+        for i in range(repeats):
+            for c in combos[:6]:
+                b._frames_cache.clear()
+                t0 = time.perf_counter()
+                b.update(**c)
+                ts.append((time.perf_counter() - t0) * 1e3)
+        p50, p95 = np.percentile(ts, 50), np.percentile(ts, 95)
+        kb = len(page.encode()) / 1024
+        rows.append([label, f"{len(combos)}", f"{kb:,.0f}", "ok" if kb < 1024 else "HEAVY", f"{build:.1f}",
+                     f"{p50:.0f}", f"{p95:.0f}", "ok" if p95 <= TARGET_MS else "SLOW"])
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="32×32 configurations only")
@@ -88,6 +124,8 @@ def main() -> None:
            "SCALE-Sim cycles", "equal (−1)", "values", ""], side_by_side(configs, live))
     table(f"2. simulate(..., trace=True) on the animated sizes (ms, 20 runs; target p95 ≤ {TARGET_MS:.0f} ms)",
           ["configuration", "cycles", "p50", "p95", ""], trace_latency())
+    table(f"3. the animation: page weight (KiB; target < 1,024) and a live control change (ms; target p95 ≤ {TARGET_MS:.0f})",
+          ["controls", "combinations", "page KiB", "", "build s", "p50", "p95", ""], animation_costs())
 
 
 if __name__ == "__main__":
