@@ -38,7 +38,7 @@ def test_one_frame_per_cycle_with_the_same_traces(df):
     assert all([t.type for t in f.data] == kinds for f in frames)
     assert all(len(f.data[1].text) == 16 for f in frames)
     labels = vs.step_labels(A, B, rows=4, cols=4, dataflow=df)
-    assert len(labels) == len(frames) and labels[0].startswith("cycle 1 ·")
+    assert len(labels) == len(frames) and labels[0] == f"1 of {len(frames)} · " + ("fill" if df == "os" else "preload")
 
 
 @pytest.mark.parametrize("df", ["ws", "os", "is"])

@@ -268,9 +268,9 @@ def _house() -> dict:
 
 
 def step_labels(A, B, *, rows: int, cols: int, dataflow="ws", max_steps: int = 60) -> list[str]:
-    """The step names matching :func:`systolic_frames` ("cycle 7 · fill")."""
+    """The step names matching :func:`systolic_frames` ("7 of 14 · fill": the cycle, counted from 1)."""
     r = _sy.simulate(np.asarray(A), np.asarray(B), rows=rows, cols=cols, dataflow=dataflow, trace=True)
-    return [f"cycle {t + 1} · {r.trace.phase[t]}" for t in shown_cycles(r.cycles, max_steps)]
+    return [f"{t + 1} of {r.cycles} · {r.trace.phase[t]}" for t in shown_cycles(r.cycles, max_steps)]
 
 
 def example_operands(M: int, N: int, K: int, seed: int = 0):
