@@ -6,8 +6,8 @@ time, and returns the product, the cycle count, the utilisation, the folds and (
 per-cycle trace. ``ls.systolic.cycles(M, N, K, rows=R, cols=C, dataflow=...)`` gives the same cycle count
 in closed form, and ``ls.systolic.stats(...)`` every other number, for sizes too large to simulate.
 
-The model (labsim's; it is the model SCALE-Sim v3 uses, and it agrees with SCALE-Sim on cycles,
-utilisation, mapping efficiency and SRAM accesses, see "Relation to SCALE-Sim" below)
+The model (labsim's simplification; its cycle accounting is SCALE-Sim v3's, and the two agree on
+cycles, utilisation, mapping efficiency and SRAM accesses, see "Relation to SCALE-Sim" below)
 ------------------------------------------------------------------------------------------------
 Each PE holds a few registers and does at most one multiply-add per cycle. Values move one PE per
 cycle: one operand enters at the left edge of each row and moves right (east), the other enters at the
