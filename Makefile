@@ -123,6 +123,6 @@ lock: $(STAMP)
 
 clean:
 	rm -rf _build .jupyter_cache .pytest_cache .hypothesis build *.egg-info
-	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -print0 | xargs -0 rm -rf
+	find . \( -path ./$(VENV) -o -path ./$(PEERS) \) -prune -o -name __pycache__ -type d -print0 | xargs -0 rm -rf
 distclean: clean
 	rm -rf $(VENV) $(PEERS)
