@@ -49,10 +49,17 @@ def _scale():
 
 
 def _fmt(v) -> str:
-    if v is None or (isinstance(v, float) and not np.isfinite(v)):
+    """A cell's number: integers as such, others to 3 significant digits, a real minus sign; "" for
+    an empty register (NaN)."""
+    if v is None or not np.isfinite(v):
         return ""
-    txt = f"{int(v)}" if float(v).is_integer() else f"{v:.3g}"
-    return txt.replace("-", "−")  # a real minus sign
+    return _fmt_number(float(v))
+
+
+@functools.lru_cache(maxsize=4096)
+def _fmt_number(v: float) -> str:
+    txt = f"{int(v)}" if v.is_integer() else f"{v:.3g}"
+    return txt.replace("-", "−")
 
 
 def shown_cycles(n_cycles: int, max_steps: int = 60) -> list[int]:
@@ -144,14 +151,8 @@ def systolic_frames(A, B, *, rows: int, cols: int, dataflow="ws", max_steps: int
             z[y + Q, x + Q] = _CODE[cat]
 
         # PEs
-        for i in range(R):
-            for j in range(C):
-                if cyc.mac[i, j]:
-                    cell(i, j, "mac")
-                elif cyc.phase == "preload" and not np.isnan(cyc.held[i, j]):
-                    cell(i, j, "load")
-                else:
-                    cell(i, j, "idle")
+        loading = (cyc.phase == "preload") & ~np.isnan(cyc.held)
+        z[Q:Q + R, Q:Q + C] = np.where(cyc.mac, _CODE["mac"], np.where(loading, _CODE["load"], _CODE["idle"]))
         # queues: the values that enter in the next Q cycles
         left_txt, top_txt = [], []
         rows_used = min(R, (M - m0) if df is _sy.Dataflow.OS else (K - k0))
@@ -179,19 +180,14 @@ def systolic_frames(A, B, *, rows: int, cols: int, dataflow="ws", max_steps: int
                     cell(-d, j, "queued")
             top_txt.append(v)
         # output matrix
-        for m in range(M):
-            for n in range(N):
-                if np.isnan(written[m, n]):
-                    cell(m, out_x0 + n, "idle")
-                else:
-                    cell(m, out_x0 + n, "written now" if now[m, n] else "written")
+        z[Q:Q + M, Q + out_x0:Q + out_x0 + N] = np.where(np.isnan(written), _CODE["idle"],
+                                                         np.where(now, _CODE["written now"], _CODE["written"]))
 
-        pe_txt = []
-        for i, j in zip(pe_i, pe_j):
-            e, s, h = _fmt(cyc.east[i, j]), _fmt(cyc.south[i, j]), _fmt(cyc.held[i, j])
-            # three lines, always: what arrives from above, what moves east, what stays (bold)
-            pe_txt.append(f"{'↓' + s if s else ' '}<br>{'→' + e if e else ' '}<br><b>{h or ' '}</b>")
-        out_txt = [_fmt(written[m, n]) for m, n in zip(o_m, o_n)]
+        # three lines in every PE: what arrives from above, what moves east, what stays (bold)
+        pe_txt = [f"{'↓' + s if s else ' '}<br>{'→' + e if e else ' '}<br><b>{h or ' '}</b>"
+                  for s, e, h in zip(map(_fmt, cyc.south.ravel().tolist()), map(_fmt, cyc.east.ravel().tolist()),
+                                     map(_fmt, cyc.held.ravel().tolist()))]
+        out_txt = list(map(_fmt, written.ravel().tolist()))
 
         text = dict(mode="text", textfont=dict(size=10.5, color="#000000"), hoverinfo="skip", showlegend=False)
         # NumPy arrays throughout: a figure copies its data, and an array copies in one piece
