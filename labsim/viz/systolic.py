@@ -226,7 +226,7 @@ def _layout(go, title, Q, R, C, N, xs, ys, out_x0, df, east_lbl, south_lbl, held
                 font=dict(size=12)),
            dict(x=out_x0 + (N - 1) / 2, y=-0.55, xref="x", yref="y", showarrow=False, yanchor="bottom",
                 text="C = A·B (output buffer)", font=dict(size=12)),
-           dict(x=0, y=-0.02, xref="paper", yref="paper", xanchor="left", yanchor="top", showarrow=False,
+           dict(x=0, y=-0.02, xref="paper", yref="paper", xanchor="left", yanchor="top", showarrow=False, align="left",
                 text=f"in each PE: →{east_lbl} moving east, ↓{south_lbl} moving south, <b>bold</b>: {held_lbl}"
                      + (f"<br>C holds partial sums until the last of the ⌈K/{R}⌉ K-folds adds its part"
                         if partial else ""),
