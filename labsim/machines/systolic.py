@@ -77,7 +77,7 @@ Relation to SCALE-Sim (v3.0.0; ``crosscheck/refs/scalesim.json``, ``tests/test_s
 * Everything else (folds, mapping efficiency, compute utilisation, A and B reads, ws/is writes)
   is equal. SCALE-Sim also models DRAM and stalls (its USER bandwidth mode); labsim's array does not.
 
-The trace (``Result.trace``, a :class:`SystolicTrace`; recorded by default when cycles·R·C ≤ 1,000,000,
+The trace (``Result.trace``, a :class:`SystolicTrace`; recorded by default when cycles·R·C ≤ 200,000,
 with ``trace=True`` up to 4,000,000, never with ``trace=False``; memory stays bounded either way)
 -----------------------------------------------------------------------------------------------------
 One row per cycle of the whole run (folds end to end, preload included), arrays indexed
@@ -119,7 +119,7 @@ __all__ = ["Dataflow", "simulate", "cycles", "stats", "Stats", "Result", "Systol
 # SCALE-Sim's "Total Cycles" is labsim's cycle count minus this (it reports the last 0-based index).
 SCALESIM_CYCLE_OFFSET = 1
 
-TRACE_AUTO_CELLS = 1_000_000     # record the trace by default when cycles·R·C is at most this
+TRACE_AUTO_CELLS = 200_000       # record the trace by default when cycles·R·C is at most this (≈ 10 MB)
 TRACE_MAX_CELLS = 4_000_000      # trace=True refuses more (the trace keeps 7 arrays of this many cells)
 BATCH_CELLS = 1 << 16            # PE registers simulated per NumPy step (folds × R × C), sized for L2
 STREAM_CELLS = 1 << 22           # at most this many stream values held per batch (folds × R × stream length)
@@ -431,7 +431,7 @@ def simulate(A, B, *, rows: int, cols: int, dataflow="ws", trace: bool | None = 
     """Run ``A @ B`` through an R×C systolic array, cycle by cycle (see the module docstring).
 
     ``A`` is M×K, ``B`` is K×N. ``dataflow`` is a :class:`Dataflow` or "ws", "os", "is". ``trace``:
-    record every PE's registers each cycle (default: only when cycles·R·C ≤ 1,000,000).
+    record every PE's registers each cycle (default: only when cycles·R·C ≤ 200,000).
     """
     R, C = _check_dims(rows, cols)
     df = Dataflow.parse(dataflow)
@@ -553,8 +553,8 @@ def _pack(df, R, C, F, P, origins, phase, east, south, held, mac, m, n, k, write
                          east=np.asarray(east, np.float64).reshape(shape),
                          south=np.asarray(south, np.float64).reshape(shape),
                          held=np.asarray(held, np.float64).reshape(shape),
-                         mac=np.asarray(mac).reshape(shape), m=np.asarray(m).reshape(shape).astype(np.int64),
-                         n=np.asarray(n).reshape(shape).astype(np.int64), k=np.asarray(k).reshape(shape).astype(np.int64),
+                         mac=np.asarray(mac).reshape(shape), m=np.asarray(m).reshape(shape).astype(np.int32),
+                         n=np.asarray(n).reshape(shape).astype(np.int32), k=np.asarray(k).reshape(shape).astype(np.int32),
                          writes=writes)
 
 
