@@ -1,4 +1,5 @@
-"""Parity with SCALE-Sim v3.0.0 (PyPI ``scalesim``), the systolic-array simulator from Georgia Tech/ARM.
+"""Parity with SCALE-Sim v3.0.0 (PyPI ``scalesim``), a cycle-accurate systolic-array simulator written in
+Python (book/references.bib: ``samajdar2018scalesim``, ``samajdar2020scalesim``).
 
 Reference data recorded from the real tool lives in ``crosscheck/refs/scalesim.json`` (its notes are
 ``shared/refs/scalesim_NOTES.md``). For every layer of every entry, :func:`rows` compares labsim's
