@@ -238,7 +238,7 @@ def test_trace_is_off_by_default_for_large_runs_and_bounded():
     assert sy.simulate(A, B, rows=32, cols=32).trace is None
     assert sy.simulate(A[:4, :4], B[:4, :4], rows=4, cols=4).trace is not None
     with pytest.raises(ValueError, match="trace=True would record .* over the limit"):
-        sy.simulate(np.ones((2048, 2048)), np.ones((2048, 64)), rows=128, cols=64, trace=True)
+        sy.simulate(np.ones((512, 512)), np.ones((512, 64)), rows=32, cols=64, trace=True)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -6,8 +6,8 @@ time, and returns the product, the cycle count, the utilisation, the folds and (
 per-cycle trace. ``ls.systolic.cycles(M, N, K, rows=R, cols=C, dataflow=...)`` gives the same cycle count
 in closed form, and ``ls.systolic.stats(...)`` every other number, for sizes too large to simulate.
 
-The model (labsim's; it is the model SCALE-Sim v3 uses, and it agrees with SCALE-Sim on cycles,
-utilisation, mapping efficiency and SRAM accesses, see "Relation to SCALE-Sim" below)
+The model (labsim's simplification; its cycle accounting is SCALE-Sim v3's, and the two agree on
+cycles, utilisation, mapping efficiency and SRAM accesses, see "Relation to SCALE-Sim" below)
 ------------------------------------------------------------------------------------------------
 Each PE holds a few registers and does at most one multiply-add per cycle. Values move one PE per
 cycle: one operand enters at the left edge of each row and moves right (east), the other enters at the
@@ -77,8 +77,8 @@ Relation to SCALE-Sim (v3.0.0; ``crosscheck/refs/scalesim.json``, ``tests/test_s
 * Everything else (folds, mapping efficiency, compute utilisation, A and B reads, ws/is writes)
   is equal. SCALE-Sim also models DRAM and stalls (its USER bandwidth mode); labsim's array does not.
 
-The trace (``Result.trace``, a :class:`SystolicTrace`; recorded when ``trace=True``, or by default when
-cycles·R·C ≤ 1,000,000)
+The trace (``Result.trace``, a :class:`SystolicTrace`; recorded by default when cycles·R·C ≤ 200,000,
+with ``trace=True`` up to 4,000,000, never with ``trace=False``; memory stays bounded either way)
 -----------------------------------------------------------------------------------------------------
 One row per cycle of the whole run (folds end to end, preload included), arrays indexed
 ``[cycle, i, j]`` for PE (i, j) (row i from the top, column j from the left). NaN marks an empty
@@ -119,9 +119,10 @@ __all__ = ["Dataflow", "simulate", "cycles", "stats", "Stats", "Result", "Systol
 # SCALE-Sim's "Total Cycles" is labsim's cycle count minus this (it reports the last 0-based index).
 SCALESIM_CYCLE_OFFSET = 1
 
-TRACE_AUTO_CELLS = 1_000_000     # record the trace by default when cycles·R·C is at most this
-TRACE_MAX_CELLS = 20_000_000     # trace=True refuses more (each field would take > 160 MB)
+TRACE_AUTO_CELLS = 200_000       # record the trace by default when cycles·R·C is at most this (≈ 10 MB)
+TRACE_MAX_CELLS = 4_000_000      # trace=True refuses more (the trace keeps 7 arrays of this many cells)
 BATCH_CELLS = 1 << 16            # PE registers simulated per NumPy step (folds × R × C), sized for L2
+STREAM_CELLS = 1 << 22           # at most this many stream values held per batch (folds × R × stream length)
 
 
 class Dataflow(enum.Enum):
@@ -430,7 +431,7 @@ def simulate(A, B, *, rows: int, cols: int, dataflow="ws", trace: bool | None = 
     """Run ``A @ B`` through an R×C systolic array, cycle by cycle (see the module docstring).
 
     ``A`` is M×K, ``B`` is K×N. ``dataflow`` is a :class:`Dataflow` or "ws", "os", "is". ``trace``:
-    record every PE's registers each cycle (default: only when cycles·R·C ≤ 1,000,000).
+    record every PE's registers each cycle (default: only when cycles·R·C ≤ 200,000).
     """
     R, C = _check_dims(rows, cols)
     df = Dataflow.parse(dataflow)
@@ -448,7 +449,7 @@ def simulate(A, B, *, rows: int, cols: int, dataflow="ws", trace: bool | None = 
     if trace is None:
         trace = cells <= TRACE_AUTO_CELLS
     elif trace and cells > TRACE_MAX_CELLS:
-        raise ValueError(f"trace=True would record {cells:,} PE-cycles (cycles {st.cycles:,} × {R}×{C} PEs), "
+        raise ValueError(f"trace=True would record {cells:,} PE-cycles ({st.cycles:,} cycles × {R}×{C} PEs), "
                          f"over the limit of {TRACE_MAX_CELLS:,}; simulate a smaller product or pass trace=False")
     dt = np.result_type(A.dtype, B.dtype)
     if dt == np.bool_:
@@ -467,8 +468,10 @@ def simulate(A, B, *, rows: int, cols: int, dataflow="ws", trace: bool | None = 
                   rows=R, cols=C, stats=st, trace=tr)
 
 
-def _batches(F: int, R: int, C: int, record: bool):
-    size = F if record else max(1, BATCH_CELLS // (R * C))
+def _batches(F: int, R: int, C: int, T: int, record: bool):
+    """Folds per NumPy batch: all of them when recording the trace (bounded by TRACE_MAX_CELLS), else as
+    many as keep the registers near the cache and the skewed streams within STREAM_CELLS."""
+    size = F if record else max(1, min(BATCH_CELLS // (R * C), STREAM_CELLS // (max(R, C) * (T + R + C))))
     for s in range(0, F, size):
         yield s, min(F, s + size)
 
@@ -487,7 +490,7 @@ def _simulate_os(A, B, R, C, st, record):
     Bp[:, :N] = B
     P = st.cycles_per_fold
     recs, ran = [], 0
-    for s, e in _batches(F, R, C, record):
+    for s, e in _batches(F, R, C, K, record):
         o = origins[s:e]
         Af = np.stack([Ap[m0:m0 + R] for m0 in o[:, 0]])              # (F, R, K)
         Bf = np.stack([Bp[:, n0:n0 + C] for n0 in o[:, 1]])           # (F, K, C)
@@ -550,8 +553,8 @@ def _pack(df, R, C, F, P, origins, phase, east, south, held, mac, m, n, k, write
                          east=np.asarray(east, np.float64).reshape(shape),
                          south=np.asarray(south, np.float64).reshape(shape),
                          held=np.asarray(held, np.float64).reshape(shape),
-                         mac=np.asarray(mac).reshape(shape), m=np.asarray(m).reshape(shape).astype(np.int64),
-                         n=np.asarray(n).reshape(shape).astype(np.int64), k=np.asarray(k).reshape(shape).astype(np.int64),
+                         mac=np.asarray(mac).reshape(shape), m=np.asarray(m).reshape(shape).astype(np.int32),
+                         n=np.asarray(n).reshape(shape).astype(np.int32), k=np.asarray(k).reshape(shape).astype(np.int32),
                          writes=writes)
 
 
@@ -574,7 +577,7 @@ def _simulate_stationary(A, B, R, C, df, st, record):
     Y = np.zeros((T, S), dtype=np.result_type(X, W))
     P = st.cycles_per_fold - R          # stream cycles per fold (the preload is R more)
     recs, wf_all, ran = [], [], 0
-    for s, e in _batches(F, R, C, record):
+    for s, e in _batches(F, R, C, T, record):
         o = kc[s:e]
         Xf = np.stack([Xp[:, k0:k0 + R].T for k0 in o[:, 0]])                      # (F, R, T)
         Wf = np.stack([Wp[k0:k0 + R, c0:c0 + C] for k0, c0 in o])                  # (F, R, C)

@@ -1,4 +1,5 @@
-"""Parity with SCALE-Sim v3.0.0 (PyPI ``scalesim``), the systolic-array simulator from Georgia Tech/ARM.
+"""Parity with SCALE-Sim v3.0.0 (PyPI ``scalesim``), a cycle-accurate systolic-array simulator written in
+Python (book/references.bib: ``samajdar2018scalesim``, ``samajdar2020scalesim``).
 
 Reference data recorded from the real tool lives in ``crosscheck/refs/scalesim.json`` (its notes are
 ``shared/refs/scalesim_NOTES.md``). For every layer of every entry, :func:`rows` compares labsim's
@@ -140,3 +141,57 @@ def run_live(configs: list[dict], *, python: str | os.PathLike | None = None, ti
     if proc.returncode != 0:
         raise RuntimeError(f"SCALE-Sim run failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# --------------------------------------------------------------------------------------------------
+# Side by side: labsim's cycle-level simulation against SCALE-Sim, same configurations, one run
+
+SPEED_CONFIGS = [dict(M=256, N=256, K=256, rows=32, cols=32, dataflow=d) for d in ("ws", "os", "is")] + \
+                [dict(M=512, N=512, K=512, rows=128, cols=128, dataflow=d) for d in ("ws", "os", "is")]
+
+
+def _stored_wall(c: dict, refs: dict) -> float | None:
+    for e in refs["entries"]:
+        if (e["array_rows"], e["array_cols"], e["dataflow"]) == (c["rows"], c["cols"], c["dataflow"]) and \
+                len(e["layers"]) == 1 and e["layers"][0]["mnk"] == [c["M"], c["N"], c["K"]]:
+            return e["wall_s"]
+    return None
+
+
+def speed_rows(configs: list[dict] | None = None, *, live: bool | None = None, repeats: int = 3,
+               dtype: str = "float32", seed: int = 0) -> list[dict]:
+    """For each configuration: labsim's ``simulate`` wall time (best of ``repeats``, real values of
+    ``dtype``, no trace), SCALE-Sim's wall time (its ``run_scale`` call, live in ``.venv-peers`` when
+    installed, else the time stored with the reference if there is one), both cycle counts and the ratio.
+    SCALE-Sim computes cycles and accesses only, no values; labsim computes both."""
+    import time
+
+    import numpy as np
+
+    configs = configs or SPEED_CONFIGS
+    live = peers_available() if live is None else live
+    peer = run_live(configs) if live else [None] * len(configs)
+    refs = load()
+    rng = np.random.default_rng(seed)
+    out = []
+    for c, p in zip(configs, peer):
+        A = rng.standard_normal((c["M"], c["K"])).astype(dtype)
+        B = rng.standard_normal((c["K"], c["N"])).astype(dtype)
+        best, res = float("inf"), None
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            res = systolic.simulate(A, B, rows=c["rows"], cols=c["cols"], dataflow=c["dataflow"], trace=False)
+            best = min(best, time.perf_counter() - t0)
+        ok = bool(np.allclose(res.output, A.astype(np.float64) @ B.astype(np.float64), rtol=1e-3, atol=1e-2))
+        if p is not None:
+            s_wall, s_cycles, source = p["wall_s"], p["total_cycles"], "live"
+        else:
+            s_wall, s_cycles, source = _stored_wall(c, refs), None, "stored"
+            for r in rows(refs):
+                if (r.rows, r.cols, r.dataflow, r.M, r.N, r.K) == (c["rows"], c["cols"], c["dataflow"], c["M"], c["N"], c["K"]):
+                    s_cycles = r.scalesim["total_cycles"]
+        out.append({**c, "labsim_s": best, "labsim_cycles": res.cycles, "values_ok": ok,
+                    "scalesim_s": s_wall, "scalesim_cycles": s_cycles, "source": source if s_wall else "—",
+                    "ratio": (s_wall / best) if s_wall else None,
+                    "cycles_equal": None if s_cycles is None else res.cycles - SCALESIM_CYCLE_OFFSET == s_cycles})
+    return out
