@@ -44,8 +44,9 @@ def test_systolic_animation_page_weight(monkeypatch):
 def test_tensorcore_numbers_come_from_the_preset():
     fig = viz.tpu.tensorcore("TPU v5e")
     text = " ".join(a.text for a in fig.layout.annotations)
-    assert "128 MiB" in text and "4 MXUs" in text and "128×128" in text and "819 GB/s" in text
-    assert "not recorded" in " ".join(a.text for a in viz.tpu.tensorcore("TPU v6e").layout.annotations)
+    assert "128 MiB" in text and "4 MXUs of 128×128" in text and "819 GB/s" in text
+    v6e = " ".join(a.text for a in viz.tpu.tensorcore("TPU v6e").layout.annotations)
+    assert "256×256 (count not recorded)" in v6e and "not recorded" in v6e.split("VMEM")[1]
     assert {s.line.color for s in fig.layout.shapes} <= set(ROLE.values()) | {"#555555"}
 
 

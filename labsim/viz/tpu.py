@@ -46,22 +46,22 @@ def tensorcore(chip="TPU v5e", *, title: str | None = None):
     peak = c.matrix_flops.get("bfloat16", 0)
     for i in range(n):
         x0 = 0.5 + i * w
-        boxes.append((x0 + 0.1, 5.2, x0 + w - 0.1, 8.2, "compute", f"<b>MXU</b><br>{r}×{cc}"))
-    boxes.append((7.0, 5.2, 9.5, 8.2, "vector", "<b>VPU</b><br>elementwise,<br>reductions"))
+        boxes.append((x0 + 0.1, 5.2, x0 + w - 0.1, 8.2, "compute", "<b>MXU</b>"))
+    boxes.append((7.0, 5.2, 9.5, 8.2, "vector", "<b>VPU</b><br>vector"))
     for x0, y0, x1, y1, role, text in boxes:
         fig.add_shape(type="rect", x0=x0, y0=y0, x1=x1, y1=y1, line=dict(color=ROLE[role], width=2),
                       fillcolor=TINT[role], layer="below")
         fig.add_annotation(x=(x0 + x1) / 2, y=(y0 + y1) / 2, text=text, showarrow=False, font=dict(size=12))
-    fig.add_shape(type="rect", x0=0.2, y0=2.7, x1=9.8, y1=9.2, line=dict(color=NEUTRAL[1], width=1, dash="dot"))
-    mx = f"{core.mxus} MXUs" if core.mxus else "MXU count not recorded"
-    fig.add_annotation(x=0.3, y=8.9, xanchor="left", showarrow=False, font=dict(size=12),
-                       text=f"<b>TensorCore</b>: {mx}, {peak / 1e12:,.0f} TFLOP/s bf16 in all")
+    fig.add_shape(type="rect", x0=0.2, y0=2.7, x1=9.8, y1=9.6, line=dict(color=NEUTRAL[1], width=1, dash="dot"))
+    mx = f"{core.mxus} MXUs of {r}×{cc}" if core.mxus else f"MXUs of {r}×{cc} (count not recorded)"
+    fig.add_annotation(x=0.3, y=9.05, xanchor="left", showarrow=False, font=dict(size=12),
+                       text=f"<b>TensorCore</b>: {mx}<br>{peak / 1e12:,.0f} TFLOP/s bf16 in all")
     # arrows: HBM -> VMEM (DMA) and VMEM -> units
     for x, y0, y1 in ((5, 2, 3), (2.5, 4.6, 5.2), (8.2, 4.6, 5.2)):
         fig.add_annotation(x=x, y=y1, ax=x, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="",
                            showarrow=True, arrowhead=2, arrowwidth=2, arrowcolor=ROLE["memory"])
     fig.add_annotation(x=5.2, y=2.5, xanchor="left", showarrow=False, font=dict(size=11),
-                       text="DMA copies, scheduled by the compiler")
+                       text="DMA (compiler-scheduled)")
     if c.chip_link is not None:
         fig.add_annotation(x=10.6, y=5.5, showarrow=False, textangle=-90, font=dict(size=11),
                            text=f"ICI: {c.chip_link.bandwidth / 1e9:.0f} GB/s one way per link")
@@ -70,7 +70,7 @@ def tensorcore(chip="TPU v5e", *, title: str | None = None):
                              mode="markers", marker=dict(size=30, opacity=0), showlegend=False,
                              hovertext=[b[5].replace("<br>", " ") for b in boxes], hoverinfo="text"))
     fig.update_xaxes(visible=False, range=[-0.2, 11.2], fixedrange=True)
-    fig.update_yaxes(visible=False, range=[-0.3, 9.5], fixedrange=True, scaleanchor=None)
+    fig.update_yaxes(visible=False, range=[-0.3, 9.8], fixedrange=True)
     return style(fig, title=title or f"One {c.name} chip, as labsim's preset records it", height=420)
 
 
@@ -93,8 +93,8 @@ _SYSTOLIC_BASES: dict = {}  # the styled empty figure of each array/matrix size,
 
 
 def _systolic_legend(held_name, east_name, south_name) -> str:
-    return (f"top line: {held_name} (stays); {east_name}→ moves east; {south_name}↓ moves south.<br>"
-            f"Blue: a multiply-add this cycle. Orange: waiting at the edge. Green: the final value of C.")
+    return (f"top: {held_name} (stays) · {east_name}→ moves east<br>{south_name}↓ moves south · "
+            f"blue: a multiply-add<br>orange: waiting to enter · green: final value of C")
 
 
 def _systolic_base_dict(R, C, size) -> dict:
@@ -110,7 +110,7 @@ def _systolic_base(R, C, size):
     from plotly.subplots import make_subplots
 
     fig = make_subplots(rows=1, cols=2, column_widths=[0.58, 0.42], horizontal_spacing=0.08,
-                        subplot_titles=("array", "output buffer C"))
+                        subplot_titles=("array", "output C"))
     fig.add_trace(go.Heatmap(z=[[0]], zmin=0, zmax=2, showscale=False, texttemplate="%{text}",
                              colorscale=[[0, TINT["idle"]], [0.25, TINT["idle"]], [0.25, TINT["data"]],
                                          [0.75, TINT["data"]], [0.75, TINT["compute"]], [1, TINT["compute"]]],
@@ -129,7 +129,7 @@ def _systolic_base(R, C, size):
     fig.update_annotations(font=dict(size=12))
     fig.add_annotation(x=0, y=-0.02, xref="paper", yref="paper", yanchor="top", xanchor="left", showarrow=False,
                        font=dict(size=11), align="left", text="")
-    fig.update_layout(margin=dict(l=10, r=10, t=40, b=60), height=420)
+    fig.update_layout(margin=dict(l=10, r=10, t=40, b=70), height=430)
     # every frame copies this figure: keep the house font and colours but drop the (large) template,
     # which this figure does not need (no visible axes, no legend), so a frame costs a few ms, not 15
     font = fig.layout.template.layout.font.to_plotly_json()
@@ -200,7 +200,7 @@ def systolic_frames(rows: int = 3, dataflow: str = "ws", size: int | None = None
                 v = (tr.held if df is not _systolic.Dataflow.OS and moving else tr.south)[t + d, 0, j] \
                     if (t + d < total and moving) else math.nan
                 wx.append(j), wy.append(-d), wt.append(_txt(v))
-        title = f"{R}×{C} array ({df.value}): cycle {t + 1} of {total}, {cyc.phase}"
+        title = f"cycle {t + 1} of {total}: {cyc.phase}"
         cstate = np.where(written & np.isclose(buf, final), 2, np.where(written, 1, 0))
         ctext = [[_txt(buf[i, j]) if written[i, j] else "" for j in range(final.shape[1])] for i in range(final.shape[0])]
         if base_dict is None:
@@ -236,7 +236,7 @@ def systolic_animation(*, sizes=(3, 4), dataflows=("ws", "os", "is"), extra=(0, 
         return frames(array, dataflow, matrix)[0]
 
     def labels(array, dataflow, matrix):
-        return [f"cycle {c}" for c in frames(array, dataflow, matrix)[1]]
+        return [str(c) for c in frames(array, dataflow, matrix)[1]]
 
     def alt(array, dataflow, matrix):
         n = array + matrix
