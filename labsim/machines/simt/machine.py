@@ -662,14 +662,21 @@ def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n
         o.slots = [None] * (blocks_per_sm * nw)  # warp ids resident in slots
         o.block_warps = {}
         o.last = [-1] * schedulers
-        o.busy = np.zeros((schedulers, len(unit_id)), np.int64)
+        o.busy = [[0] * len(unit_id) for _ in range(schedulers)]
         sm_state[s] = o
-    pos = np.zeros(W, np.int64)
+    pos = [0] * W
     ready = {}
     age = {}
-    at_barrier = np.zeros(W, bool)
-    done = np.zeros(W, bool)
-    launched = np.zeros(W, bool)
+    at_barrier = [False] * W
+    done = [False] * W
+    launched = [False] * W
+    seq_pc = [q[0].tolist() for q in seqs]
+    seq_mask = [q[1].tolist() for q in seqs]
+    nseq = [len(q) for q in seq_pc]
+    NL, EX, BA, ME, DE, PB, NS, IS = (int(x) for x in (Stall.NOT_LAUNCHED, Stall.EXITED, Stall.BARRIER, Stall.MEMORY,
+                                                       Stall.DEPENDENCY, Stall.PIPE_BUSY, Stall.NOT_SELECTED,
+                                                       Stall.ISSUED))
+    unit_of = [unit_id[x[2]] for x in lat]
     pending_mem = {}
 
     def launch(o, cyc):
@@ -687,7 +694,7 @@ def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n
                 pending_mem[w] = [False] * len(regs)
                 age[w] = (cyc, w)
                 launched[w] = True
-                if len(seqs[w][0]) == 0:
+                if nseq[w] == 0:
                     done[w] = True
 
     for s in sms:
@@ -699,61 +706,66 @@ def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n
     while finished_blocks < total_blocks:
         if cycle >= max_cycles:
             raise SimtError(f"timing model ran past {max_cycles} cycles")
-        st = np.full(len(traced), Stall.NOT_LAUNCHED, np.uint8)
+        st = [NL] * len(traced)
         wake = max_cycles
         for s in sms:
             o = sm_state[s]
             for k in range(schedulers):
-                cands = [w for i, w in enumerate(o.slots) if w is not None and i % schedulers == k]
+                cands = [w for w in o.slots[k::schedulers] if w is not None]
                 ready_ws = []
+                busy_k = o.busy[k]
                 for w in cands:
+                    cw = col[w]
                     if done[w]:
-                        st[col[w]] = Stall.EXITED
+                        st[cw] = EX
                         continue
                     if at_barrier[w]:
-                        st[col[w]] = Stall.BARRIER
+                        st[cw] = BA
                         continue
-                    pc = int(seqs[w][0][pos[w]])
-                    rs = reads[pc]
+                    pc = seq_pc[w][pos[w]]
                     rw = ready[w]
-                    late = [r for r in rs if rw[r] > cycle]
+                    late = [r for r in reads[pc] if rw[r] > cycle]
                     if late:
                         pm = pending_mem[w]
-                        st[col[w]] = Stall.MEMORY if any(pm[r] for r in late) else Stall.DEPENDENCY
-                        wake = min(wake, max(rw[r] for r in late))
+                        st[cw] = ME if any(pm[r] for r in late) else DE
+                        t = max(rw[r] for r in late)
+                        if t < wake:
+                            wake = t
                         continue
-                    u = unit_id[lat[pc][2]]
-                    if o.busy[k, u] > cycle:
-                        st[col[w]] = Stall.PIPE_BUSY
-                        wake = min(wake, int(o.busy[k, u]))
+                    t = busy_k[unit_of[pc]]
+                    if t > cycle:
+                        st[cw] = PB
+                        if t < wake:
+                            wake = t
                         continue
                     ready_ws.append(w)
-                    st[col[w]] = Stall.NOT_SELECTED
+                    st[cw] = NS
                 if not ready_ws:
                     continue
+                last = o.last[k]
                 if policy == "gto":
-                    w = o.last[k] if o.last[k] in ready_ws else min(ready_ws, key=lambda x: age[x])
+                    w = last if last in ready_ws else min(ready_ws, key=age.__getitem__)
                 else:  # lrr: the first ready warp after the last issued one, in slot order
-                    order = sorted(cands, key=lambda x: age[x])
-                    start = order.index(o.last[k]) + 1 if o.last[k] in order else 0
+                    order = sorted(cands, key=age.__getitem__)
+                    start = order.index(last) + 1 if last in order else 0
                     rot = order[start:] + order[:start]
                     w = next(x for x in rot if x in ready_ws)
                 o.last[k] = w
-                st[col[w]] = Stall.ISSUED
-                pc = int(seqs[w][0][pos[w]])
+                st[col[w]] = IS
+                pc = seq_pc[w][pos[w]]
                 latency, busy, uname = lat[pc]
-                o.busy[k, unit_id[uname]] = cycle + busy
+                busy_k[unit_of[pc]] = cycle + busy
                 if writes[pc] >= 0:
                     ready[w][writes[pc]] = cycle + latency
                     pending_mem[w][writes[pc]] = uname == "mem"
                 ic.append(cycle)
                 iw.append(w)
                 ip.append(pc)
-                im.append(seqs[w][1][pos[w]])
+                im.append(seq_mask[w][pos[w]])
                 pos[w] += 1
                 if code[pc].op == "bar":
                     at_barrier[w] = True
-                if pos[w] >= len(seqs[w][0]):
+                if pos[w] >= nseq[w]:
                     done[w] = True
             # barriers: release a block when all its unfinished warps wait
             for b, ws in list(o.block_warps.items()):
