@@ -65,14 +65,18 @@ class Timing:
     """The issue model's parameters, in cycles. Defaults are labsim's round numbers (not measurements):
     a global load's result arrives ``memory`` cycles after issue (hundreds of cycles on HBM GPUs),
     shared memory and shuffles in ``shared``, FMA-lane results in ``alu``, special functions in
-    ``sfu``; ``tensor`` cycles for one tile-level matrix instruction per 1,024 FLOPs it does."""
+    ``sfu``. A tile-level matrix instruction keeps its sub-partition's tensor core busy for
+    FLOPs / ``tensor_flops`` cycles. The default 1,024 dense 16-bit FLOPs per cycle per tensor core
+    is derived, not published: H100 SXM's 989.4 TFLOP/s / (132 SMs x 4 tensor cores x 1.83 GHz)
+    is about 1,024 (preset numbers and the boost clock of NVIDIA's Hopper architecture table); a
+    labsim assumption for the other generations."""
 
     alu: int = 4
     sfu: int = 16
     shared: int = 24
     memory: int = 400
     branch: int = 1
-    tensor_per_kflop: float = 0.0  # 0: derived from chip.sm.tensor_flops_per_clock
+    tensor_flops: int = 1024  # dense 16-bit FLOPs per cycle per tensor core (derived for H100, see above)
 
 
 @dataclass
@@ -611,8 +615,7 @@ def _latency_and_busy(ins: Instr, chip: Chip, timing: Timing) -> tuple[int, int,
         return timing.shared, 1, "shared"
     if u is Unit.TENSOR:
         flops = 2 * ins.attrs.get("rows", 16) * ins.attrs.get("tn", 8) * ins.attrs.get("tk", 16)
-        per_clock = (timing.tensor_per_kflop and 1024 / timing.tensor_per_kflop) or \
-            getattr(sm, "tensor_flops_per_clock", 4096) / sm.sub_partitions
+        per_clock = timing.tensor_flops
         busy = max(1, int(np.ceil(flops / per_clock)))
         return busy + timing.alu, busy, "tensor"
     if u is Unit.CONTROL:
@@ -629,9 +632,17 @@ def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n
     nw = ir.warps_per_block
     code = ir.code
     regs = {r.name: i for i, r in enumerate(ir.registers())}
+    # asynchronous copies (cp.async, the TMA) complete into a pseudo-register that cp.async.wait_all
+    # and the fence before the barrier read: the copy's memory latency is paid there
+    regs["%async"] = len(regs)
     lat = [_latency_and_busy(ins, chip, timing) for ins in code]
     reads = [[regs[r.name] for r in ins.reads()] for ins in code]
     writes = [regs[ins.dst.name] if ins.dst is not None else -1 for ins in code]
+    for pc, ins in enumerate(code):
+        if ins.op == "cp" and "wait_all" not in ins.mod:
+            writes[pc] = regs["%async"]
+        elif (ins.op == "cp" and "wait_all" in ins.mod) or (ins.op == "fence" and "async" in ins.mod):
+            reads[pc] = reads[pc] + [regs["%async"]]
     unit_id = {"alu": 0, "sfu": 1, "mem": 2, "shared": 3, "tensor": 4, "control": 5}
     # blocks to SMs: round robin, then to whichever SM frees a slot
     sms = list(range(min(n_sms, max(1, n_blocks))))[:traced_sms]
