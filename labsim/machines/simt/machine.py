@@ -99,7 +99,8 @@ class WarpTrace:
     * one row per issued warp-instruction: ``issue_cycle``, ``issue_warp`` (global warp id),
       ``issue_pc`` (index into ``code``), ``issue_mask`` (uint32, bit *l* = lane *l* active);
     * ``state[c, w]``: a :class:`Stall` code for warp ``w`` in cycle ``c`` (``ISSUED`` when it issued);
-    * per warp: ``warp_sm``, ``warp_block``, ``warp_scheduler``.
+    * per traced warp (the columns of ``state``): ``warps`` (its global id), ``warp_sm``,
+      ``warp_block``, ``warp_scheduler``.
 
     ``code`` holds each instruction's text and ``units`` its unit name, so ``code[issue_pc[i]]`` is
     what issued. Only the SMs in ``sms`` were played (all of them unless the run asked for fewer).
@@ -119,6 +120,7 @@ class WarpTrace:
     warp_scheduler: np.ndarray
     sms: tuple[int, ...]
     policy: str
+    warps: np.ndarray | None = None  # the global warp id of each column of ``state`` (ascending)
 
     @property
     def n_warps(self) -> int:
@@ -806,7 +808,7 @@ def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n
         cycles=cycle, schedulers=schedulers, code=[i.text() for i in code], units=[i.unit.value for i in code],
         issue_cycle=np.array(ic, np.int64), issue_warp=np.array(iw, np.int64), issue_pc=np.array(ip, np.int64),
         issue_mask=np.array(im, np.uint32), state=state, warp_sm=warp_sm[traced],
-        warp_block=traced // nw, warp_scheduler=warp_sched[traced], sms=tuple(sms), policy=policy)
+        warp_block=traced // nw, warp_scheduler=warp_sched[traced], sms=tuple(sms), policy=policy, warps=traced)
 
 
 # ----------------------------------------------------------------------------------------------
