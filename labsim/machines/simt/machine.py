@@ -827,7 +827,7 @@ def run_ir(ir: KernelIR, buffers: dict[str, np.ndarray] | list, chip: str | Chip
     ``schedulers`` the schedulers per SM (default: its sub-partitions), ``blocks_per_sm`` the
     occupancy (default: ``ls.simt.occupancy`` of the kernel's block, registers and shared memory).
     """
-    from .occupancy import occupancy
+    from .occupancy import max_registers_per_thread, occupancy
 
     c = get_chip(chip)
     if c.sm is None:
@@ -852,7 +852,7 @@ def run_ir(ir: KernelIR, buffers: dict[str, np.ndarray] | list, chip: str | Chip
             raise ValueError(f"kernel {ir.name}: buffer {name} needs {size} elements of {dt}, got {a.size}")
         flat.append(np.array(a, dtype=numpy_dtype(dt)).ravel())
     mem = _Memory(ir, flat)
-    regs = min(255, max(16, ir.registers_per_thread))
+    regs = min(max_registers_per_thread(c, ir.block), max(16, ir.registers_per_thread))
     if blocks_per_sm is None:
         blocks_per_sm = occupancy(c, threads_per_block=ir.block, registers_per_thread=regs,
                                   shared_bytes_per_block=min(ir.shared_bytes, c.sm.shared_per_block)).blocks_per_sm
