@@ -1015,7 +1015,10 @@ def listing(k: Kernel, chip: Chip | str | None = None) -> str:
     ``kernel_ir(k, chip).render()`` prints their instructions."""
     if k.kind is KernelKind.CONTRACTION:
         return _contraction_listing(k, chip)
-    text = kernel_ir(k, chip).render()
+    try:
+        text = kernel_ir(k, chip).render()
+    except LoweringError as e:  # say so instead of printing code that is not what runs
+        return f"// {k.name}: {' → '.join(k.ops)}\n// labsim has no kernel IR for this kernel: {e}"
     if chip is not None and get_chip(chip).kind is not ChipKind.GPU:
         text = (f"// as a GPU would run it; on {get_chip(chip).name} the compiler emits vector code "
                 "for the same loop\n" + text)
