@@ -249,3 +249,21 @@ def test_errors_are_clear():
         run_ir(ir, {"x": np.zeros(16, np.float32)}, chip="TPU v5e")
     with pytest.raises(ValueError, match="needs 16 elements"):
         run_ir(ir, {"x": np.zeros(15, np.float32)})
+
+
+def test_compiled_transpose_reads_uncoalesced_and_writes_coalesced():
+    # y = x.T for a 64x64 float32 x, one thread per element of y in row-major order: a warp's 32 threads
+    # write y[r, c..c+31] (128 contiguous bytes: 4 sectors, 1 line) and read x[c..c+31, r], a column:
+    # addresses 64 x 4 = 256 bytes apart, so 32 sectors in 32 lines per request. 4,096 elements = 128 requests.
+    import labsim.numpy as lnp
+    prog = ls.compile(ls.trace(lambda x: lnp.transpose(x) * 2.0, ls.ShapeDtype((64, 64))))
+    x = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
+    run = ls.simt.run(prog, x)
+    np.testing.assert_array_equal(run.outputs, x.T * 2.0)
+    k = run.kernels[0]
+    loads, stores = k.transactions(store=False), k.transactions(store=True)
+    assert (loads["requests"], loads["sectors"], loads["lines"]) == (128, 128 * 32, 128 * 32)
+    assert (stores["requests"], stores["sectors"], stores["lines"]) == (128, 128 * 4, 128)
+    # the same kernel without the transpose reads as it writes: 4 sectors per request
+    plain = ls.simt.run(ls.compile(ls.trace(lambda x: x * 2.0, ls.ShapeDtype((64, 64)))), x).kernels[0]
+    assert plain.transactions(store=False)["sectors"] == 128 * 4
