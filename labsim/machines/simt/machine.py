@@ -629,7 +629,7 @@ def _latency_and_busy(ins: Instr, chip: Chip, timing: Timing) -> tuple[int, int,
 
 def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n_blocks: int, blocks_per_sm: int,
           n_sms: int, traced_sms: int, policy: str, timing: Timing, schedulers: int,
-          max_cycles: int) -> WarpTrace:
+          max_cycles: int, issue_width: int = 1) -> WarpTrace:
     """Play each warp's executed instruction sequence on ``traced_sms`` SMs (blocks given out in waves)."""
     nw = ir.warps_per_block
     code = ir.code
@@ -753,33 +753,36 @@ def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n
                         continue
                     ready_ws.append(w)
                     st[cw] = NS
-                if not ready_ws:
-                    continue
-                last = o.last[k]
-                if policy == "gto":
-                    w = last if last in ready_ws else min(ready_ws, key=age.__getitem__)
-                else:  # lrr: the first ready warp after the last issued one, in slot order
-                    order = sorted(cands, key=age.__getitem__)
-                    start = order.index(last) + 1 if last in order else 0
-                    rot = order[start:] + order[:start]
-                    w = next(x for x in rot if x in ready_ws)
-                o.last[k] = w
-                st[col[w]] = IS
-                pc = seq_pc[w][pos[w]]
-                latency, busy, uname = lat[pc]
-                busy_k[unit_of[pc]] = cycle + busy
-                if writes[pc] >= 0:
-                    ready[w][writes[pc]] = cycle + latency
-                    pending_mem[w][writes[pc]] = uname == "mem"
-                ic.append(cycle)
-                iw.append(w)
-                ip.append(pc)
-                im.append(seq_mask[w][pos[w]])
-                pos[w] += 1
-                if code[pc].op == "bar":
-                    at_barrier[w] = True
-                if pos[w] >= nseq[w]:
-                    done[w] = True
+                for _slot in range(issue_width):
+                    if not ready_ws:
+                        break
+                    last = o.last[k]
+                    if policy == "gto":
+                        w = last if last in ready_ws else min(ready_ws, key=age.__getitem__)
+                    else:  # lrr: the first ready warp after the last issued one, in slot order
+                        order = sorted(cands, key=age.__getitem__)
+                        start = order.index(last) + 1 if last in order else 0
+                        rot = order[start:] + order[:start]
+                        w = next(x for x in rot if x in ready_ws)
+                    o.last[k] = w
+                    st[col[w]] = IS
+                    pc = seq_pc[w][pos[w]]
+                    latency, busy, uname = lat[pc]
+                    busy_k[unit_of[pc]] = cycle + busy
+                    if writes[pc] >= 0:
+                        ready[w][writes[pc]] = cycle + latency
+                        pending_mem[w][writes[pc]] = uname == "mem"
+                    ic.append(cycle)
+                    iw.append(w)
+                    ip.append(pc)
+                    im.append(seq_mask[w][pos[w]])
+                    pos[w] += 1
+                    if code[pc].op == "bar":
+                        at_barrier[w] = True
+                    if pos[w] >= nseq[w]:
+                        done[w] = True
+                    # a further slot this cycle: another ready warp whose unit is still free
+                    ready_ws = [x for x in ready_ws if x != w and busy_k[unit_of[seq_pc[x][pos[x]]]] <= cycle]
             # barriers: release a block when all its unfinished warps wait
             for b, ws in list(o.block_warps.items()):
                 live = [w for w in ws if not done[w]]
@@ -817,14 +820,16 @@ def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n
 def run_ir(ir: KernelIR, buffers: dict[str, np.ndarray] | list, chip: str | Chip = "H100 SXM", *,
            policy: str = "lrr", timing: Timing | None = None, trace: bool | int | str = "auto",
            schedulers: int | None = None, sms: int | None = None, blocks_per_sm: int | None = None,
-           max_steps: int = 2_000_000, max_cycles: int = 5_000_000, record_mem: bool = True) -> KernelRun:
+           issue_width: int = 1, max_steps: int = 2_000_000, max_cycles: int = 5_000_000,
+           record_mem: bool = True) -> KernelRun:
     """Run ``ir`` on ``chip``'s SMs. ``buffers`` gives every parameter's data (by name, or a list in
     parameter order; outputs may be omitted: they start as zeros). Returns a :class:`KernelRun`.
 
     ``trace``: ``True`` plays every SM in the issue model, an int plays that many SMs, ``False`` none
     (values only), ``"auto"`` all SMs for small kernels (up to 4,096 warp-instructions per SM) and
     the first SM otherwise. ``sms`` overrides the SM count (default ``chip.compute_units``),
-    ``schedulers`` the schedulers per SM (default: its sub-partitions), ``blocks_per_sm`` the
+    ``schedulers`` the schedulers per SM (default: its sub-partitions), ``issue_width`` the
+    instructions one scheduler may issue per cycle (from different warps; default 1), ``blocks_per_sm`` the
     occupancy (default: ``ls.simt.occupancy`` of the kernel's block, registers and shared memory).
     """
     from .occupancy import max_registers_per_thread, occupancy
@@ -832,6 +837,8 @@ def run_ir(ir: KernelIR, buffers: dict[str, np.ndarray] | list, chip: str | Chip
     c = get_chip(chip)
     if c.sm is None:
         raise SimtError(f"{c.name} is not a GPU with SMs; the SIMT machine runs NVIDIA-style GPUs")
+    if issue_width < 1:
+        raise ValueError(f"issue_width must be at least 1 instruction per cycle, got {issue_width}")
     if policy not in ("lrr", "gto"):
         raise ValueError(f"policy must be 'lrr' (loose round-robin) or 'gto' (greedy-then-oldest), got {policy!r}")
     timing = timing or Timing()
@@ -887,7 +894,7 @@ def run_ir(ir: KernelIR, buffers: dict[str, np.ndarray] | list, chip: str | Chip
         bounds = np.searchsorted(ws_s, np.arange(W + 1))
         seqs = [(pcs_s[bounds[w]:bounds[w + 1]], ms_s[bounds[w]:bounds[w + 1]]) for w in range(W)]
         tr = _play(ir, c, seqs, ir.grid, blocks_per_sm, n_sms, traced, policy, timing,
-                   schedulers or c.sm.sub_partitions, max_cycles)
+                   schedulers or c.sm.sub_partitions, max_cycles, issue_width)
     outs = {name: flat[i] for i, (name, _, _) in enumerate(ir.params) if i >= ir.n_inputs}
     return KernelRun(ir, outs, tr, warp_instr, thread_instr, memstats, blocks_per_sm, c.name)
 
