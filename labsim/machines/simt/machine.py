@@ -15,8 +15,8 @@ and 128-byte lines its active lanes' addresses fall in (:mod:`.coalescing`).
 **Time (the issue model).** The sequence of instructions each warp executed (with its masks) is then
 played on SMs cycle by cycle: blocks are placed on SMs as occupancy allows (``ls.simt.occupancy``) and a
 new block takes the place of one that finishes (waves); each SM has ``schedulers`` warp schedulers (one
-per sub-partition; warp *s* of the SM belongs to scheduler *s* mod 4), each issuing at most one
-instruction per cycle from its warps, chosen by the policy: loose round-robin (``"lrr"``: the first
+per sub-partition; warp *s* of the SM belongs to scheduler *s* mod 4), each issuing one instruction
+per cycle from its warps (``issue_width`` slots, to different units, if asked), chosen by the policy: loose round-robin (``"lrr"``: the first
 ready warp after the one issued last) or greedy-then-oldest (``"gto"``: the last issued warp while it
 is ready, else the oldest ready warp). A warp is ready when the registers its next instruction reads
 are ready (a scoreboard), the unit it needs is free, and it is not waiting at a barrier.
