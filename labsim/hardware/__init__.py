@@ -7,7 +7,7 @@ each with its source (a BibTeX key in ``book/references.bib``).
 from __future__ import annotations
 
 from ..support.lookup import lookup
-from .chip import Chip, ChipKind, Link, Unit
+from .chip import Chip, ChipKind, Link, SMLimits, Unit
 from .presets import PRESETS
 
 
@@ -16,4 +16,4 @@ def get(name: str | Chip) -> Chip:
     return lookup(PRESETS, name, "chip", Chip)
 
 
-__all__ = ["Chip", "ChipKind", "Link", "Unit", "PRESETS", "get"]
+__all__ = ["Chip", "ChipKind", "Link", "SMLimits", "Unit", "PRESETS", "get"]
