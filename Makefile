@@ -74,13 +74,10 @@ test: book
 	LABSIM_REQUIRE_BOOK=1 LABSIM_CHROMIUM=$(CHROMIUM) $(PY) -m pytest tests
 
 # ---- Reading and writing ----
-LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
+# book/_ext/labsim_lab.py: JupyterLab rooted at the repository (jupytext.toml applies), .md chapters open as
+# notebooks, the cells the website hides open collapsed, computed values render (jupyterlab-myst).
 lab: $(STAMP) sysdeps
-	@mkdir -p $(LAB_SETTINGS)
-	@echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Jupytext Notebook", "myst": "Jupytext Notebook"}}}' > $(LAB_SETTINGS)/overrides.json
-	@# Root at the repository (jupytext looks for jupytext.toml inside the server root), open chapters/.
-	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=. \
-	  --LabApp.default_url=/lab/tree/chapters $$([ "$$(id -u)" = 0 ] && echo --allow-root)
+	$(PY) book/_ext/labsim_lab.py
 
 serve:
 	@test -f _build/html/index.html || { echo "no site yet: run make book first" >&2; exit 1; }
