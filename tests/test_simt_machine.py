@@ -249,3 +249,50 @@ def test_errors_are_clear():
         run_ir(ir, {"x": np.zeros(16, np.float32)}, chip="TPU v5e")
     with pytest.raises(ValueError, match="needs 16 elements"):
         run_ir(ir, {"x": np.zeros(15, np.float32)})
+
+
+def test_compiled_transpose_reads_uncoalesced_and_writes_coalesced():
+    # y = x.T for a 64x64 float32 x, one thread per element of y in row-major order: a warp's 32 threads
+    # write y[r, c..c+31] (128 contiguous bytes: 4 sectors, 1 line) and read x[c..c+31, r], a column:
+    # addresses 64 x 4 = 256 bytes apart, so 32 sectors in 32 lines per request. 4,096 elements = 128 requests.
+    import labsim.numpy as lnp
+    prog = ls.compile(ls.trace(lambda x: lnp.transpose(x) * 2.0, ls.ShapeDtype((64, 64))))
+    x = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
+    run = ls.simt.run(prog, x)
+    np.testing.assert_array_equal(run.outputs, x.T * 2.0)
+    k = run.kernels[0]
+    loads, stores = k.transactions(store=False), k.transactions(store=True)
+    assert (loads["requests"], loads["sectors"], loads["lines"]) == (128, 128 * 32, 128 * 32)
+    assert (stores["requests"], stores["sectors"], stores["lines"]) == (128, 128 * 4, 128)
+    # the same kernel without the transpose reads as it writes: 4 sectors per request
+    plain = ls.simt.run(ls.compile(ls.trace(lambda x: x * 2.0, ls.ShapeDtype((64, 64)))), x).kernels[0]
+    assert plain.transactions(store=False)["sectors"] == 128 * 4
+
+
+def test_issue_width_two_issues_to_two_units_per_cycle():
+    # 8 warps on one scheduler, each: mov, then 64 independent instructions alternating an add (FMA
+    # lanes) and a shuffle (the shared-memory/shuffle unit), then exit. One slot per cycle: the
+    # scheduler issues 8 x 66 instructions one per cycle, at least 528 cycles. Two slots: in a cycle
+    # one warp's add and another warp's shuffle can both go (each unit is busy one cycle per warp-
+    # instruction on H100), so the 512 independent instructions take about half as many cycles.
+    # Two adds never issue together: the FMA pipe is busy for the cycle.
+    bld = Builder()
+    one = bld.op("mov", "f32", Imm(1.0))
+    for i in range(64):
+        if i % 2:
+            bld.op("shfl", "b32", one, Imm(1, "u32"), mod=("sync", "bfly"), unit=Unit.SHARED, dst_type="f32")
+        else:
+            bld.op("add", "f32", one, Imm(1.0))
+    bld.emit("exit", unit=Unit.CONTROL)
+    ir = bld.build("wide", [], 0, 1, 256)
+    one_slot = run_ir(ir, {}, schedulers=1).trace
+    two_slots = run_ir(ir, {}, schedulers=1, issue_width=2).trace
+    assert one_slot.cycles >= 8 * 66
+    assert two_slots.cycles <= 0.6 * one_slot.cycles
+    per_cycle = np.bincount(two_slots.issue_cycle)
+    assert per_cycle.max() == 2
+    for c in np.flatnonzero(per_cycle == 2):
+        units = {two_slots.units[pc] for pc in two_slots.issue_pc[two_slots.issue_cycle == c]}
+        assert len(units) == 2
+    with pytest.raises(ValueError, match="issue_width"):
+        run_ir(ir, {}, issue_width=0)

@@ -149,3 +149,17 @@ def test_alias_and_string_form():
     o = ls.simt.occupancy("H100 SXM", threads_per_block=256, registers_per_thread=64, shared_bytes_per_block=48 * KB)
     assert str(o).startswith("4 blocks x 8 warps = 32 warps per SM (50% of 64)")
     assert [r[0] for r in o.rows()] == ["threads", "registers", "shared memory", "blocks"]
+
+
+@pytest.mark.parametrize("threads, regs", [(1024, 64), (512, 128), (256, 255), (96, 255), (1000, 64)])
+def test_max_registers_per_thread_fits_one_block(threads, regs):
+    # 1024 threads = 32 warps: 65,536 / 32 = 2,048 registers per warp = 64 per thread.
+    # 512 threads = 16 warps: 4,096 per warp = 128. 256 threads: 8,192 per warp > 255 x 32: 255.
+    # 96 threads = 3 warps, rounded up to 4 sub-partitions: 16,384 per warp: 255.
+    # 1000 threads = 32 warps (31.25 rounded up): 64.
+    from labsim.machines.simt import max_registers_per_thread
+    assert max_registers_per_thread("H100 SXM", threads) == regs
+    occupancy("H100 SXM", threads_per_block=threads, registers_per_thread=regs)  # fits
+    if regs < 255:
+        with pytest.raises(OccupancyError, match="registers per block"):
+            occupancy("H100 SXM", threads_per_block=threads, registers_per_thread=regs + 1)

@@ -609,11 +609,11 @@ def _loop(L: _Lower) -> KernelIR:
             b.emit("bra", None, Label(skip), guard=q, unit=Unit.CONTROL)
             L.push()
         coords = L.unravel(i, o.aval.shape)
-        # loads first: every input read at this thread's own element
+        # loads first: every input read at this thread's own element (reached from the output through
+        # element-wise ops of the output's shape only)
         if j == 0:
-            for v in k.inputs:
-                if v.aval.shape == o.aval.shape and L.resolve(o) is not v:
-                    L.load(v, coords)
+            for v in _own_element_inputs(L, o):
+                L.load(v, coords)
         L.store(j, o, coords)
         if skip:
             L.pop()
@@ -621,6 +621,33 @@ def _loop(L: _Lower) -> KernelIR:
     b.label("DONE")
     b.emit("exit", unit=Unit.CONTROL)
     return _build(L, grid, threads, 0, "one thread per output element")
+
+
+def _own_element_inputs(L: _Lower, out: Var) -> list:
+    """Kernel inputs that the output's element i reads at element i, in the kernel's input order."""
+    shape = out.aval.shape
+    found: set[int] = set()
+    seen: set[int] = set()
+    stack = [L.resolve(out)]
+    while stack:
+        a = stack.pop()
+        if not isinstance(a, Var) or id(a) in seen:
+            continue
+        seen.add(id(a))
+        if id(a) in L.in_param:
+            found.add(id(a))
+            continue
+        n = L.producer.get(id(a))
+        if n is None or ops.get(n.op).kind is not OpKind.ELEMENTWISE or n.op == Op.IOTA:
+            continue
+        if n.op == Op.SELECT and L.select_as == "branch":
+            stack.append(L.resolve(n.operands[0]))
+            continue
+        for x in n.operands:
+            x = L.resolve(x)
+            if isinstance(x, Var) and x.aval.shape == shape:
+                stack.append(x)
+    return [v for v in L.k.inputs if id(v) in found]
 
 
 def _first_reduction(L: _Lower):
@@ -1015,7 +1042,10 @@ def listing(k: Kernel, chip: Chip | str | None = None) -> str:
     ``kernel_ir(k, chip).render()`` prints their instructions."""
     if k.kind is KernelKind.CONTRACTION:
         return _contraction_listing(k, chip)
-    text = kernel_ir(k, chip).render()
+    try:
+        text = kernel_ir(k, chip).render()
+    except LoweringError as e:  # say so instead of printing code that is not what runs
+        return f"// {k.name}: {' → '.join(k.ops)}\n// labsim has no kernel IR for this kernel: {e}"
     if chip is not None and get_chip(chip).kind is not ChipKind.GPU:
         text = (f"// as a GPU would run it; on {get_chip(chip).name} the compiler emits vector code "
                 "for the same loop\n" + text)

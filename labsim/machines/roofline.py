@@ -403,7 +403,7 @@ def _bytes_in_flight(ir) -> int:
 def gpu_terms(kernel: Kernel, chip: Chip | str, *, memory_latency: float = HBM_LATENCY) -> GpuTerms:
     """The roofline of ``kernel`` on GPU ``chip`` with the SIMT machine's terms (see :class:`GpuTerms`)."""
     from ..compiler.emit import kernel_ir
-    from .simt.occupancy import occupancy
+    from .simt.occupancy import max_registers_per_thread, occupancy
 
     _need("gpu_terms", "kernel", kernel, Kernel, _KERNEL_HINT)
     c = get(chip)
@@ -413,10 +413,8 @@ def gpu_terms(kernel: Kernel, chip: Chip | str, *, memory_latency: float = HBM_L
         raise ValueError(f"gpu_terms: memory_latency must be positive, got {memory_latency}")
     base = kernel_cost(kernel, c)
     ir = kernel_ir(kernel, c)
-    # registers: the IR's count, capped by the per-thread limit and by what one block may hold
-    cap = c.sm.registers_per_block // (32 * -(-ir.warps_per_block // c.sm.sub_partitions) * c.sm.sub_partitions)
-    cap = cap // 8 * 8  # 256 registers per warp = 8 per thread
-    regs = max(1, min(c.sm.max_registers_per_thread, ir.registers_per_thread, cap))
+    # registers: the IR's count, capped by what one block may hold (beyond it a compiler spills)
+    regs = max(1, min(ir.registers_per_thread, max_registers_per_thread(c, ir.block)))
     shared = ir.shared_bytes
     if kernel.kind is KernelKind.CONTRACTION:  # the tile plan's bytes (the IR holds 16-bit tiles as fp32)
         from ..compiler.codegen import tile_plan

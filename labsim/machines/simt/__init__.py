@@ -12,10 +12,10 @@ from __future__ import annotations
 from .coalescing import LINE, SECTOR, Transactions, transactions, warp_addresses
 from .kernels import Experiment, divergent_kernel, latency_kernel, latency_utilisation, strided_kernel, taken_lanes
 from .machine import KernelRun, MemStat, SimtError, Stall, Timing, WarpTrace, run_ir
-from .occupancy import Limiter, Occupancy, OccupancyError, occupancy
+from .occupancy import Limiter, Occupancy, OccupancyError, max_registers_per_thread, occupancy
 from .program import ProgramRun, kernel_ir, run, run_kernel
 
 __all__ = ["Experiment", "KernelRun", "LINE", "Limiter", "MemStat", "Occupancy", "OccupancyError", "SECTOR",
            "SimtError", "Stall", "Timing", "Transactions", "WarpTrace", "divergent_kernel", "latency_kernel",
-           "latency_utilisation", "occupancy", "run_ir", "ProgramRun", "kernel_ir", "run", "run_kernel", "strided_kernel", "taken_lanes", "transactions",
+           "latency_utilisation", "max_registers_per_thread", "occupancy", "run_ir", "ProgramRun", "kernel_ir", "run", "run_kernel", "strided_kernel", "taken_lanes", "transactions",
            "warp_addresses"]

@@ -15,8 +15,8 @@ and 128-byte lines its active lanes' addresses fall in (:mod:`.coalescing`).
 **Time (the issue model).** The sequence of instructions each warp executed (with its masks) is then
 played on SMs cycle by cycle: blocks are placed on SMs as occupancy allows (``ls.simt.occupancy``) and a
 new block takes the place of one that finishes (waves); each SM has ``schedulers`` warp schedulers (one
-per sub-partition; warp *s* of the SM belongs to scheduler *s* mod 4), each issuing at most one
-instruction per cycle from its warps, chosen by the policy: loose round-robin (``"lrr"``: the first
+per sub-partition; warp *s* of the SM belongs to scheduler *s* mod 4), each issuing one instruction
+per cycle from its warps (``issue_width`` slots, to different units, if asked), chosen by the policy: loose round-robin (``"lrr"``: the first
 ready warp after the one issued last) or greedy-then-oldest (``"gto"``: the last issued warp while it
 is ready, else the oldest ready warp). A warp is ready when the registers its next instruction reads
 are ready (a scoreboard), the unit it needs is free, and it is not waiting at a barrier.
@@ -65,14 +65,18 @@ class Timing:
     """The issue model's parameters, in cycles. Defaults are labsim's round numbers (not measurements):
     a global load's result arrives ``memory`` cycles after issue (hundreds of cycles on HBM GPUs),
     shared memory and shuffles in ``shared``, FMA-lane results in ``alu``, special functions in
-    ``sfu``; ``tensor`` cycles for one tile-level matrix instruction per 1,024 FLOPs it does."""
+    ``sfu``. A tile-level matrix instruction keeps its sub-partition's tensor core busy for
+    FLOPs / ``tensor_flops`` cycles. The default 1,024 dense 16-bit FLOPs per cycle per tensor core
+    is derived, not published: H100 SXM's 989.4 TFLOP/s / (132 SMs x 4 tensor cores x 1.83 GHz)
+    is about 1,024 (preset numbers and the boost clock of NVIDIA's Hopper architecture table); a
+    labsim assumption for the other generations."""
 
     alu: int = 4
     sfu: int = 16
     shared: int = 24
     memory: int = 400
     branch: int = 1
-    tensor_per_kflop: float = 0.0  # 0: derived from chip.sm.tensor_flops_per_clock
+    tensor_flops: int = 1024  # dense 16-bit FLOPs per cycle per tensor core (derived for H100, see above)
 
 
 @dataclass
@@ -95,7 +99,8 @@ class WarpTrace:
     * one row per issued warp-instruction: ``issue_cycle``, ``issue_warp`` (global warp id),
       ``issue_pc`` (index into ``code``), ``issue_mask`` (uint32, bit *l* = lane *l* active);
     * ``state[c, w]``: a :class:`Stall` code for warp ``w`` in cycle ``c`` (``ISSUED`` when it issued);
-    * per warp: ``warp_sm``, ``warp_block``, ``warp_scheduler``.
+    * per traced warp (the columns of ``state``): ``warps`` (its global id), ``warp_sm``,
+      ``warp_block``, ``warp_scheduler``.
 
     ``code`` holds each instruction's text and ``units`` its unit name, so ``code[issue_pc[i]]`` is
     what issued. Only the SMs in ``sms`` were played (all of them unless the run asked for fewer).
@@ -115,6 +120,7 @@ class WarpTrace:
     warp_scheduler: np.ndarray
     sms: tuple[int, ...]
     policy: str
+    warps: np.ndarray | None = None  # the global warp id of each column of ``state`` (ascending)
 
     @property
     def n_warps(self) -> int:
@@ -611,8 +617,7 @@ def _latency_and_busy(ins: Instr, chip: Chip, timing: Timing) -> tuple[int, int,
         return timing.shared, 1, "shared"
     if u is Unit.TENSOR:
         flops = 2 * ins.attrs.get("rows", 16) * ins.attrs.get("tn", 8) * ins.attrs.get("tk", 16)
-        per_clock = (timing.tensor_per_kflop and 1024 / timing.tensor_per_kflop) or \
-            getattr(sm, "tensor_flops_per_clock", 4096) / sm.sub_partitions
+        per_clock = timing.tensor_flops
         busy = max(1, int(np.ceil(flops / per_clock)))
         return busy + timing.alu, busy, "tensor"
     if u is Unit.CONTROL:
@@ -624,14 +629,22 @@ def _latency_and_busy(ins: Instr, chip: Chip, timing: Timing) -> tuple[int, int,
 
 def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n_blocks: int, blocks_per_sm: int,
           n_sms: int, traced_sms: int, policy: str, timing: Timing, schedulers: int,
-          max_cycles: int) -> WarpTrace:
+          max_cycles: int, issue_width: int = 1) -> WarpTrace:
     """Play each warp's executed instruction sequence on ``traced_sms`` SMs (blocks given out in waves)."""
     nw = ir.warps_per_block
     code = ir.code
     regs = {r.name: i for i, r in enumerate(ir.registers())}
+    # asynchronous copies (cp.async, the TMA) complete into a pseudo-register that cp.async.wait_all
+    # and the fence before the barrier read: the copy's memory latency is paid there
+    regs["%async"] = len(regs)
     lat = [_latency_and_busy(ins, chip, timing) for ins in code]
     reads = [[regs[r.name] for r in ins.reads()] for ins in code]
     writes = [regs[ins.dst.name] if ins.dst is not None else -1 for ins in code]
+    for pc, ins in enumerate(code):
+        if ins.op == "cp" and "wait_all" not in ins.mod:
+            writes[pc] = regs["%async"]
+        elif (ins.op == "cp" and "wait_all" in ins.mod) or (ins.op == "fence" and "async" in ins.mod):
+            reads[pc] = reads[pc] + [regs["%async"]]
     unit_id = {"alu": 0, "sfu": 1, "mem": 2, "shared": 3, "tensor": 4, "control": 5}
     # blocks to SMs: round robin, then to whichever SM frees a slot
     sms = list(range(min(n_sms, max(1, n_blocks))))[:traced_sms]
@@ -662,14 +675,21 @@ def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n
         o.slots = [None] * (blocks_per_sm * nw)  # warp ids resident in slots
         o.block_warps = {}
         o.last = [-1] * schedulers
-        o.busy = np.zeros((schedulers, len(unit_id)), np.int64)
+        o.busy = [[0] * len(unit_id) for _ in range(schedulers)]
         sm_state[s] = o
-    pos = np.zeros(W, np.int64)
+    pos = [0] * W
     ready = {}
     age = {}
-    at_barrier = np.zeros(W, bool)
-    done = np.zeros(W, bool)
-    launched = np.zeros(W, bool)
+    at_barrier = [False] * W
+    done = [False] * W
+    launched = [False] * W
+    seq_pc = [q[0].tolist() for q in seqs]
+    seq_mask = [q[1].tolist() for q in seqs]
+    nseq = [len(q) for q in seq_pc]
+    NL, EX, BA, ME, DE, PB, NS, IS = (int(x) for x in (Stall.NOT_LAUNCHED, Stall.EXITED, Stall.BARRIER, Stall.MEMORY,
+                                                       Stall.DEPENDENCY, Stall.PIPE_BUSY, Stall.NOT_SELECTED,
+                                                       Stall.ISSUED))
+    unit_of = [unit_id[x[2]] for x in lat]
     pending_mem = {}
 
     def launch(o, cyc):
@@ -687,7 +707,7 @@ def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n
                 pending_mem[w] = [False] * len(regs)
                 age[w] = (cyc, w)
                 launched[w] = True
-                if len(seqs[w][0]) == 0:
+                if nseq[w] == 0:
                     done[w] = True
 
     for s in sms:
@@ -699,62 +719,70 @@ def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n
     while finished_blocks < total_blocks:
         if cycle >= max_cycles:
             raise SimtError(f"timing model ran past {max_cycles} cycles")
-        st = np.full(len(traced), Stall.NOT_LAUNCHED, np.uint8)
+        st = [NL] * len(traced)
         wake = max_cycles
         for s in sms:
             o = sm_state[s]
             for k in range(schedulers):
-                cands = [w for i, w in enumerate(o.slots) if w is not None and i % schedulers == k]
+                cands = [w for w in o.slots[k::schedulers] if w is not None]
                 ready_ws = []
+                busy_k = o.busy[k]
                 for w in cands:
+                    cw = col[w]
                     if done[w]:
-                        st[col[w]] = Stall.EXITED
+                        st[cw] = EX
                         continue
                     if at_barrier[w]:
-                        st[col[w]] = Stall.BARRIER
+                        st[cw] = BA
                         continue
-                    pc = int(seqs[w][0][pos[w]])
-                    rs = reads[pc]
+                    pc = seq_pc[w][pos[w]]
                     rw = ready[w]
-                    late = [r for r in rs if rw[r] > cycle]
+                    late = [r for r in reads[pc] if rw[r] > cycle]
                     if late:
                         pm = pending_mem[w]
-                        st[col[w]] = Stall.MEMORY if any(pm[r] for r in late) else Stall.DEPENDENCY
-                        wake = min(wake, max(rw[r] for r in late))
+                        st[cw] = ME if any(pm[r] for r in late) else DE
+                        t = max(rw[r] for r in late)
+                        if t < wake:
+                            wake = t
                         continue
-                    u = unit_id[lat[pc][2]]
-                    if o.busy[k, u] > cycle:
-                        st[col[w]] = Stall.PIPE_BUSY
-                        wake = min(wake, int(o.busy[k, u]))
+                    t = busy_k[unit_of[pc]]
+                    if t > cycle:
+                        st[cw] = PB
+                        if t < wake:
+                            wake = t
                         continue
                     ready_ws.append(w)
-                    st[col[w]] = Stall.NOT_SELECTED
-                if not ready_ws:
-                    continue
-                if policy == "gto":
-                    w = o.last[k] if o.last[k] in ready_ws else min(ready_ws, key=lambda x: age[x])
-                else:  # lrr: the first ready warp after the last issued one, in slot order
-                    order = sorted(cands, key=lambda x: age[x])
-                    start = order.index(o.last[k]) + 1 if o.last[k] in order else 0
-                    rot = order[start:] + order[:start]
-                    w = next(x for x in rot if x in ready_ws)
-                o.last[k] = w
-                st[col[w]] = Stall.ISSUED
-                pc = int(seqs[w][0][pos[w]])
-                latency, busy, uname = lat[pc]
-                o.busy[k, unit_id[uname]] = cycle + busy
-                if writes[pc] >= 0:
-                    ready[w][writes[pc]] = cycle + latency
-                    pending_mem[w][writes[pc]] = uname == "mem"
-                ic.append(cycle)
-                iw.append(w)
-                ip.append(pc)
-                im.append(seqs[w][1][pos[w]])
-                pos[w] += 1
-                if code[pc].op == "bar":
-                    at_barrier[w] = True
-                if pos[w] >= len(seqs[w][0]):
-                    done[w] = True
+                    st[cw] = NS
+                for _slot in range(issue_width):
+                    if not ready_ws:
+                        break
+                    last = o.last[k]
+                    if policy == "gto":
+                        w = last if last in ready_ws else min(ready_ws, key=age.__getitem__)
+                    else:  # lrr: the first ready warp after the last issued one, in slot order
+                        order = sorted(cands, key=age.__getitem__)
+                        start = order.index(last) + 1 if last in order else 0
+                        rot = order[start:] + order[:start]
+                        w = next(x for x in rot if x in ready_ws)
+                    o.last[k] = w
+                    st[col[w]] = IS
+                    pc = seq_pc[w][pos[w]]
+                    latency, busy, uname = lat[pc]
+                    busy_k[unit_of[pc]] = cycle + busy
+                    if writes[pc] >= 0:
+                        ready[w][writes[pc]] = cycle + latency
+                        pending_mem[w][writes[pc]] = uname == "mem"
+                    ic.append(cycle)
+                    iw.append(w)
+                    ip.append(pc)
+                    im.append(seq_mask[w][pos[w]])
+                    pos[w] += 1
+                    if code[pc].op == "bar":
+                        at_barrier[w] = True
+                    if pos[w] >= nseq[w]:
+                        done[w] = True
+                    # a further slot this cycle: another ready warp whose unit is still free
+                    ready_ws = [x for x in ready_ws if x != w and busy_k[unit_of[seq_pc[x][pos[x]]]] <= cycle]
             # barriers: release a block when all its unfinished warps wait
             for b, ws in list(o.block_warps.items()):
                 live = [w for w in ws if not done[w]]
@@ -783,7 +811,7 @@ def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n
         cycles=cycle, schedulers=schedulers, code=[i.text() for i in code], units=[i.unit.value for i in code],
         issue_cycle=np.array(ic, np.int64), issue_warp=np.array(iw, np.int64), issue_pc=np.array(ip, np.int64),
         issue_mask=np.array(im, np.uint32), state=state, warp_sm=warp_sm[traced],
-        warp_block=traced // nw, warp_scheduler=warp_sched[traced], sms=tuple(sms), policy=policy)
+        warp_block=traced // nw, warp_scheduler=warp_sched[traced], sms=tuple(sms), policy=policy, warps=traced)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -792,21 +820,25 @@ def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n
 def run_ir(ir: KernelIR, buffers: dict[str, np.ndarray] | list, chip: str | Chip = "H100 SXM", *,
            policy: str = "lrr", timing: Timing | None = None, trace: bool | int | str = "auto",
            schedulers: int | None = None, sms: int | None = None, blocks_per_sm: int | None = None,
-           max_steps: int = 2_000_000, max_cycles: int = 5_000_000, record_mem: bool = True) -> KernelRun:
+           issue_width: int = 1, max_steps: int = 2_000_000, max_cycles: int = 5_000_000,
+           record_mem: bool = True) -> KernelRun:
     """Run ``ir`` on ``chip``'s SMs. ``buffers`` gives every parameter's data (by name, or a list in
     parameter order; outputs may be omitted: they start as zeros). Returns a :class:`KernelRun`.
 
     ``trace``: ``True`` plays every SM in the issue model, an int plays that many SMs, ``False`` none
     (values only), ``"auto"`` all SMs for small kernels (up to 4,096 warp-instructions per SM) and
     the first SM otherwise. ``sms`` overrides the SM count (default ``chip.compute_units``),
-    ``schedulers`` the schedulers per SM (default: its sub-partitions), ``blocks_per_sm`` the
+    ``schedulers`` the schedulers per SM (default: its sub-partitions), ``issue_width`` the
+    instructions one scheduler may issue per cycle (from different warps; default 1), ``blocks_per_sm`` the
     occupancy (default: ``ls.simt.occupancy`` of the kernel's block, registers and shared memory).
     """
-    from .occupancy import occupancy
+    from .occupancy import max_registers_per_thread, occupancy
 
     c = get_chip(chip)
     if c.sm is None:
         raise SimtError(f"{c.name} is not a GPU with SMs; the SIMT machine runs NVIDIA-style GPUs")
+    if issue_width < 1:
+        raise ValueError(f"issue_width must be at least 1 instruction per cycle, got {issue_width}")
     if policy not in ("lrr", "gto"):
         raise ValueError(f"policy must be 'lrr' (loose round-robin) or 'gto' (greedy-then-oldest), got {policy!r}")
     timing = timing or Timing()
@@ -827,7 +859,7 @@ def run_ir(ir: KernelIR, buffers: dict[str, np.ndarray] | list, chip: str | Chip
             raise ValueError(f"kernel {ir.name}: buffer {name} needs {size} elements of {dt}, got {a.size}")
         flat.append(np.array(a, dtype=numpy_dtype(dt)).ravel())
     mem = _Memory(ir, flat)
-    regs = min(255, max(16, ir.registers_per_thread))
+    regs = min(max_registers_per_thread(c, ir.block), max(16, ir.registers_per_thread))
     if blocks_per_sm is None:
         blocks_per_sm = occupancy(c, threads_per_block=ir.block, registers_per_thread=regs,
                                   shared_bytes_per_block=min(ir.shared_bytes, c.sm.shared_per_block)).blocks_per_sm
@@ -862,7 +894,7 @@ def run_ir(ir: KernelIR, buffers: dict[str, np.ndarray] | list, chip: str | Chip
         bounds = np.searchsorted(ws_s, np.arange(W + 1))
         seqs = [(pcs_s[bounds[w]:bounds[w + 1]], ms_s[bounds[w]:bounds[w + 1]]) for w in range(W)]
         tr = _play(ir, c, seqs, ir.grid, blocks_per_sm, n_sms, traced, policy, timing,
-                   schedulers or c.sm.sub_partitions, max_cycles)
+                   schedulers or c.sm.sub_partitions, max_cycles, issue_width)
     outs = {name: flat[i] for i, (name, _, _) in enumerate(ir.params) if i >= ir.n_inputs}
     return KernelRun(ir, outs, tr, warp_instr, thread_instr, memstats, blocks_per_sm, c.name)
 

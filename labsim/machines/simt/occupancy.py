@@ -161,4 +161,17 @@ def occupancy(chip: str | Chip, threads_per_block: int = 256, registers_per_thre
                      limiter=binding[0], limiters=binding)
 
 
-__all__ = ["Limiter", "Occupancy", "OccupancyError", "occupancy"]
+def max_registers_per_thread(chip: str | Chip, threads_per_block: int) -> int:
+    """The most registers per thread with which one block of ``threads_per_block`` threads still fits
+    (the per-thread limit, and the per-block register check at the allocation granularity). A compiler
+    that needs more spills the rest to local memory."""
+    c = get_chip(chip)
+    sm = c.sm
+    if sm is None:
+        raise OccupancyError(f"{c.name} has no SM limits")
+    warps = _round_up(-(-threads_per_block // sm.warp_size), sm.sub_partitions)
+    per_warp = sm.registers_per_block // warps // sm.register_granularity * sm.register_granularity
+    return max(1, min(sm.max_registers_per_thread, per_warp // sm.warp_size))
+
+
+__all__ = ["Limiter", "Occupancy", "OccupancyError", "max_registers_per_thread", "occupancy"]
