@@ -266,16 +266,21 @@ def test_divergence_frames_show_both_paths_serialised(pattern, a, b):
             assert (row.astype(bool) == ~taken).all()
         else:
             assert row.all()
-    frames = gpu.divergence_frames(run, paths=e.info["paths"])
+    cond = e.inputs["x"][:32] > 0
+    frames = gpu.divergence_frames(run, paths=e.info["paths"], condition=cond)
     assert len(frames) == len(text)
     for k, f in enumerate(frames):
-        assert np.asarray(f.data[0].z).shape == (k + 1, 32)
-        assert f.layout.shapes[0].y0 == k - 0.5  # the current instruction is outlined
+        z = np.asarray(f.data[0].z)
+        assert z.shape == (len(text) + 1, 32)
+        assert ((z[0] == 3) == taken).all()  # the condition row marks the lanes that take the if
+        assert (z[1:k + 2] == lanes[:k + 1] + 1).all() and (z[k + 2:] == 0).all()  # issued rows, then blank
+        assert f.layout.shapes[0].y0 == k + 0.5  # the current instruction is outlined (row k + 1)
     last = frames[-1].layout.annotations[0].text
     assert f"lane utilisation so far {run.trace.lane_utilisation():.0%}" in last
     # lane utilisation = active lanes / 32 averaged over issued instructions
     assert run.trace.lane_utilisation() == pytest.approx(active.sum() / (32 * len(text)))
-    labels = list(frames[0].layout.yaxis.ticktext)
+    labels = list(frames[0].data[0].y)[1:]
+    assert len(set(labels)) == len(labels)  # numbered: one category per issued instruction
     assert sum("(if)" in t for t in labels) == a and sum("(else)" in t for t in labels) == b + 1
     assert any("reconverged" in f.layout.annotations[0].text for f in frames)
 
@@ -290,9 +295,18 @@ def test_divergence_frames_of_a_select_have_no_masks():
 
 def test_launch_figure_names_the_broken_limit():
     fig = gpu.launch_figure("H100 SXM", 512, 255, 0)  # 512 x 255 rounded up per warp > 65,536 per block
-    note = fig.layout.annotations[0]
-    assert "cannot run" in note.text and "65,536 registers per block" in note.text.replace("<br>", " ")
+    note = [a for a in fig.layout.annotations if "cannot run" in (a.text or "")][0]
+    assert "65,536 registers per block" in note.text.replace("<br>", " ")
     assert note.font.color == ROLE["mismatch"]
+    bar = fig.data[0]
+    asks = dict(zip(bar.y, bar.x))
+    assert asks["registers"] == pytest.approx(100 * 512 * 255 / 65536)  # the broken limit, over 100 %
+    assert asks["threads"] == pytest.approx(50.0) and asks["shared memory"] == 0
+    colors = dict(zip(bar.y, bar.marker.color))
+    assert colors["registers"] == ROLE["mismatch"] and colors["threads"] == ROLE["match"]
+    # the data follow every control, so a widget shows each change even when no block fits
+    other = gpu.launch_figure("H100 SXM", 512, 255, 64 * 1024).data[0]
+    assert list(other.x) != list(bar.x)
 
 
 def test_launch_figure_draws_every_combination_of_the_chapters_widget():

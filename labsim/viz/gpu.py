@@ -65,6 +65,7 @@ class _Canvas:
     def __init__(self) -> None:
         self.shapes: list[dict] = []
         self.notes: list[dict] = []
+        self.hover: list[tuple[float, float, str]] = []  # (x, y, text) of the parts, for a hover trace
 
     def shape(self, **kw) -> None:
         self.shapes.append(kw)
@@ -111,12 +112,17 @@ def _partition(fig, x0: float, y0: float, w: float, h: float, n: dict, index: in
     _box(fig, x0 + pad, y, x0 + w - pad, y + row, "overhead", "Dispatch unit")
     y += 1.15 * row
     _box(fig, x0 + pad, y, x0 + w - pad, y + row, "data", f"Registers {_kib(n['register_bytes'])}")
+    fig.hover.append((x0 + w / 2, y + row / 2, f"register file: {n['registers']:,} 32-bit registers "
+                                               f"({_kib(n['register_bytes'])}) in sub-partition {index}"))
     y += 1.3 * row
     # FP32 lanes on the left (a grid of small squares, as NVIDIA draws its cores), the tensor core right
     lanes_w = 0.6 * (w - 2 * pad)
     fig.note(x=x0 + pad, y=y, text=f"FP32 × {n['fp32_lanes']}", showarrow=False, xanchor="left",
                        yanchor="top", font=dict(size=_FONT, color="#222222"), xref="x", yref="y")
     lanes = n["fp32_lanes"]
+    fig.hover.append((x0 + pad + lanes_w / 2, y + 2 * row, f"{lanes} FP32 lanes: one fused multiply-add each per clock"))
+    fig.hover.append((x0 + w - pad - 0.2 * w, y + 1.5 * row, f"{n['tensor_cores']} tensor core(s): a small matrix "
+                                                            f"product per instruction"))
     cols = 8 if lanes <= 32 else 16
     _squares(fig, x0 + pad, y + 0.9 * row, x0 + pad + lanes_w, y + 3.0 * row, lanes, cols, "vector")
     tx0 = x0 + pad + lanes_w + 1.0
@@ -138,6 +144,7 @@ def sm_diagram(chip: str | Chip = "H100 SXM", *, height: int = 620):
     (reddish purple: they decide what runs), its quarter of the register file (yellow: operands), FP32
     lanes and special-function units (sky blue: elementwise work) and a tensor core (blue: matrix work).
     Below: the SM's shared memory / L1 and, outside the SM, the L2 cache and HBM (orange: memory)."""
+    import plotly.graph_objects as go
 
     n = sm_numbers(chip)
     fig = _Canvas()
@@ -158,19 +165,28 @@ def sm_diagram(chip: str | Chip = "H100 SXM", *, height: int = 620):
         _partition(fig, 1.5 + k * (pw + gap), top + r * (ph + gap), pw, ph, n, i)
     y = top + rows * (ph + gap)
     _box(fig, 1.5, y, W - 1.5, y + 7.0, "memory", f"Shared memory / L1 · up to {_kib(n['shared_bytes'])} shared")
+    fig.hover.append((W / 2, y + 3.5, f"shared memory: up to {n['shared_bytes']:,} bytes per SM; "
+                                      f"{n['max_warps']} warps and {n['max_blocks']} blocks resident at most"))
     # outside the SM
     y = sm_bottom + 4.0
     l2 = (f"L2 cache · {n['l2_bytes'] / 2**20:,.0f} MiB" if n["l2_bytes"] else "L2 cache (size not in the preset)")
     l2 += f" · shared by all {n['sms']:,} SMs" if n["sms"] else " · shared by all SMs"
     _box(fig, 0.5, y, W - 0.5, y + 7.0, "memory", l2)
+    fig.hover.append((W / 2, y + 3.5, l2))
     fig.shape(type="line", x0=W / 2, x1=W / 2, y0=sm_bottom, y1=y, line=dict(color=ROLE["memory"], width=3))
     y2 = y + 11.0
     _box(fig, 0.5, y2, W - 0.5, y2 + 7.0, "memory",
          f"{n['memory_name']} · {n['hbm_bytes'] / 1e9:,.0f} GB · {n['hbm_bandwidth'] / 1e12:,.2f} TB/s",
          fill=ROLE["memory"])
     fig.shape(type="line", x0=W / 2, x1=W / 2, y0=y + 7.0, y1=y2, line=dict(color=ROLE["memory"], width=3))
+    fig.hover.append((W / 2, y2 + 3.5, f"{n['memory_name']}: {n['hbm_bytes']:,.0f} bytes at {n['hbm_bandwidth']:,.0f} B/s"))
     bottom = y2 + 8.0
+    parts = fig.hover
     fig = fig.figure()
+    # one invisible point per part, with its numbers as hover text: the figure's data (and what changes with the chip)
+    fig.add_trace(go.Scatter(x=[p[0] for p in parts], y=[p[1] for p in parts], text=[p[2] for p in parts],
+                             mode="markers", marker=dict(size=14, color="rgba(0,0,0,0)"), hoverinfo="text",
+                             showlegend=False))
     fig.update_xaxes(visible=False, range=[0, W], fixedrange=True)
     fig.update_yaxes(visible=False, range=[bottom, 0], fixedrange=True)
     style(fig, title=f"Inside one SM<br><span style='font-size:12px'>{n['name']}<br>{n['arch']}, compute "
@@ -234,14 +250,26 @@ def launch_figure(chip: str | Chip, threads_per_block: int, registers_per_thread
         occ = occupancy(chip, threads_per_block=threads_per_block, registers_per_thread=registers_per_thread,
                         shared_bytes_per_block=shared_bytes_per_block)
     except OccupancyError as e:
-        fig = go.Figure()
-        fig.add_annotation(x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False, align="center",
-                           font=dict(size=14, color=ROLE["mismatch"]),
-                           text="This block cannot run on an SM:<br>" + _wrap(str(e), 44))
-        fig.update_xaxes(visible=False)
-        fig.update_yaxes(visible=False)
-        return style(fig, title=f"{threads_per_block} threads × {registers_per_thread} registers: no block fits",
-                     height=height)
+        # what one block asks for, as a share of each per-block limit: the broken one over 100 %
+        sm = get_chip(chip).sm
+        asks = [("threads", threads_per_block / sm.max_threads_per_block),
+                ("registers", threads_per_block * registers_per_thread / sm.registers_per_block),
+                ("shared memory", shared_bytes_per_block / sm.shared_per_block)]
+        fig = go.Figure(go.Bar(
+            y=[a[0] for a in asks], x=[100 * a[1] for a in asks], orientation="h", textposition="auto",
+            text=[f"{100 * a[1]:.0f} %" for a in asks],
+            marker=dict(color=[ROLE["mismatch"] if a[1] > 1 else ROLE["match"] for a in asks]),
+            hovertemplate="%{y}: %{x:.0f} % of the per-block limit<extra></extra>"))
+        fig.add_vline(x=100, line=dict(color="#222222", width=2, dash="dot"))
+        fig.add_annotation(x=0, y=1.02, xref="paper", yref="paper", xanchor="left", yanchor="bottom", showarrow=False,
+                           align="left", font=dict(size=12, color=ROLE["mismatch"]),
+                           text="This block cannot run on an SM:<br>" + _wrap(str(e), 52))
+        fig.update_yaxes(autorange="reversed", title=None)
+        fig.update_xaxes(title="what one block asks for, % of the per-block limit", rangemode="tozero")
+        style(fig, title=f"{threads_per_block} threads × {registers_per_thread} registers: no block fits",
+              height=height)
+        fig.update_layout(margin=dict(t=90))
+        return fig
     return occupancy_figure(occ, height=height)
 
 
@@ -522,14 +550,16 @@ def _short(instr: str) -> str:
     return ".".join(op)
 
 
-def divergence_frames(run, *, warp: int = 0, paths: dict | None = None, title: str | None = None,
-                      height: int | None = None) -> list:
+def divergence_frames(run, *, warp: int = 0, paths: dict | None = None, condition=None,
+                      condition_label: str = "x > 0", title: str | None = None, height: int | None = None) -> list:
     """The divergence animation: one frame per instruction that ``warp`` issued. Rows are the issued
-    instructions in time order (a row per issue slot the warp used), columns its 32 lanes; a lane is
-    "vector" where it was active and "idle" where the mask switched it off. ``paths`` (``{"if": (start,
-    end), "else": ...}`` pc ranges, as ``ls.simt.divergent_kernel`` reports them) names the path of each
-    row. The annotation gives the instruction, its mask, and the lane utilisation so far. No legend: the
-    caption names the two colours."""
+    instructions in time order (a row per issue slot the warp used, numbered), columns its 32 lanes; a lane
+    is "vector" where it was active and "idle" where the mask switched it off; rows not issued yet are
+    blank. ``condition`` (32 booleans, e.g. ``x[:32] > 0``) adds a first row that marks, in the "data"
+    colour, the lanes whose data make the branch go one way. ``paths`` (``{"if": (start, end), "else":
+    ...}`` pc ranges, as ``ls.simt.divergent_kernel`` reports them) names the path of each row. The
+    annotation gives the instruction, its mask, and the lane utilisation so far. No legend: the caption
+    names the colours."""
     import numpy as np
     import plotly.graph_objects as go
 
@@ -539,23 +569,34 @@ def divergence_frames(run, *, warp: int = 0, paths: dict | None = None, title: s
     for name, (a, b) in (paths or {}).items():
         for pc in range(a, b):
             where[pc] = name
-    labels = [_short(t) + (f" ({where[int(p)]})" if int(p) in where else "")
+    # numbered, so that repeated instructions stay separate rows of the category axis
+    labels = [f"{i + 1} {_short(t)}" + (f" ({where[int(p)]})" if int(p) in where else "")
               for i, (t, p) in enumerate(zip(text, pcs))]
-    colors = ["#FFFFFF", ROLE["idle"], ROLE["vector"]]  # not yet issued, masked off, active
+    top = 0
+    head = None
+    if condition is not None:
+        cond = np.asarray(condition, bool).ravel()
+        if cond.size != 32:
+            raise ValueError(f"divergence_frames: condition needs one value per lane (32), got {cond.size}")
+        head = np.where(cond, 3, 0).astype(np.int8)
+        labels = [condition_label] + labels
+        top = 1
+    colors = ["#FFFFFF", ROLE["idle"], ROLE["vector"], ROLE["data"]]  # not issued, masked off, active, condition
     masks = run.trace.issue_mask[run.trace.issue_warp == warp]
-    base = go.Figure(go.Heatmap(z=lanes + 1, x0=0, dx=1, y0=0, dy=1, zmin=-0.5, zmax=2.5, xgap=1, ygap=1,
-                                colorscale=_discrete_scale(colors), showscale=False, hoverinfo="skip"))
-    # no legend: two colours, which the caption names (a legend would sit under the play button on a phone)
-    # a numeric axis with fixed labels: a frame's z holds only the rows issued so far
-    base.update_yaxes(range=[n - 0.5, -0.5], autorange=False, tickvals=list(range(n)), ticktext=labels, title=None,
-                      tickfont=dict(family="monospace", size=11), showgrid=False, zeroline=False)
+    base = go.Figure(go.Heatmap(z=np.zeros((n + top, 32), np.int8), x0=0, dx=1, y=labels, zmin=-0.5, zmax=3.5,
+                                xgap=1, ygap=1, colorscale=_discrete_scale(colors), showscale=False, hoverinfo="skip"))
+    base.update_yaxes(autorange="reversed", type="category", title=None, tickfont=dict(family="monospace", size=11),
+                      showgrid=False, zeroline=False)
     base.update_xaxes(title=None, range=[-0.5, 31.5], tickvals=[0, 8, 16, 24, 31], showgrid=False)
-    style(base, title=title, height=height or 200 + 19 * n)
+    style(base, title=title, height=height or 200 + 19 * (n + top))
     base.update_layout(margin=dict(t=70 if title is None else 100))
     base = base.to_plotly_json()
     frames = []
     for k in range(n):
-        z = lanes[:k + 1] + 1  # the rows issued so far (the y axis keeps every row)
+        z = np.zeros((n + top, 32), np.int8)
+        if head is not None:
+            z[0] = head
+        z[top:top + k + 1] = lanes[:k + 1] + 1  # the rows issued so far; the rest blank
         used = active[:k + 1]
         rec = k > 0 and active[k] > active[k - 1] and active[k] == active.max()
         note = (f"step {k + 1}: <b>{_short(text[k])}</b>" + (", reconverged" if rec else "")
@@ -565,7 +606,7 @@ def divergence_frames(run, *, warp: int = 0, paths: dict | None = None, title: s
             base, z,
             annotations=[dict(x=0, y=1.0, xref="paper", yref="paper", xanchor="left", yanchor="bottom",
                               showarrow=False, font=dict(size=12), text=note, align="left")],
-            shapes=[dict(type="rect", x0=-0.5, x1=31.5, y0=k - 0.5, y1=k + 0.5, xref="x", yref="y",
+            shapes=[dict(type="rect", x0=-0.5, x1=31.5, y0=top + k - 0.5, y1=top + k + 0.5, xref="x", yref="y",
                          line=dict(color="#222222", width=2))]))
     return frames
 
