@@ -267,9 +267,9 @@ def test_timing_without_sync_measures_dispatch_not_compute():
     """t1 - t0 around a call without synchronising is the host's dispatch time; with block_until_ready it
     is the call's real time: the jit dispatch, the launch (latency ℓ ≥ launch call), the kernel. For a kernel
     longer than its dispatch the first is far smaller."""
-    g = ls.trace(lambda a, b: a @ b, S((4096, 4096), "bfloat16"), S((4096, 4096), "bfloat16"))
+    g = ls.trace(lambda a, b: a @ b, S((8192, 8192), "bfloat16"), S((8192, 8192), "bfloat16"))
     m = Machine("H100 SXM")
-    a, b = m.put(S((4096, 4096), "bfloat16")), m.put(S((4096, 4096), "bfloat16"))
+    a, b = m.put(S((8192, 8192), "bfloat16")), m.put(S((8192, 8192), "bfloat16"))
     a.block_until_ready(), b.block_until_ready()
     t0 = m.now
     c = m.call(g, a, b)
