@@ -1,0 +1,102 @@
+"""Figures for the host/device chapter: timelines with measured spans, timelines step by step, and the
+programs of a block kernel (``ls.blocks``) over their lanes."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..machines.events import Trace
+from .palette import KIND_COLORS
+from .plots import _time_unit, style, timeline
+
+_IDLE = KIND_COLORS["wait"]   # light grey: waiting, empty slots
+_DATA = KIND_COLORS["input"]  # yellow: input values as data
+_SPAN = "#000000"
+
+
+def _scale(trace: Trace, max_time: float | None) -> tuple[float, str]:
+    return _time_unit(max_time if max_time is not None else trace.duration or 1e-6)
+
+
+def timeline_spans(trace: Trace, spans: Sequence[tuple[str, float, float]], *, title: str | None = None,
+                   max_time: float | None = None, height: int | None = None):
+    """``timeline(trace)`` with measured spans drawn above the rows: ``(label, start, end)`` in seconds,
+    e.g. what a stopwatch around a region reads. Each span is a bracket with its label and length."""
+    fig = timeline(trace, title=title, max_time=max_time, height=height)
+    scale, unit = _scale(trace, max_time)
+    n = len(spans)
+    for i, (label, t0, t1) in enumerate(spans):
+        if not t1 >= t0:
+            raise ValueError(f"timeline_spans: span {label!r} ends ({t1}) before it starts ({t0})")
+        y = 1.04 + 0.1 * (n - 1 - i)
+        x0, x1 = t0 * scale, t1 * scale
+        for xa, xb, ya, yb in ((x0, x1, y, y), (x0, x0, y - 0.025, y + 0.025), (x1, x1, y - 0.025, y + 0.025)):
+            fig.add_shape(type="line", xref="x", yref="paper", x0=xa, x1=xb, y0=ya, y1=yb,
+                          line=dict(color=_SPAN, width=2))
+        fig.add_annotation(xref="x", yref="paper", x=x0, y=y + 0.01, xanchor="left", yanchor="bottom",
+                           showarrow=False, text=f"{label}: {(t1 - t0) * scale:,.3g} {unit}", font=dict(size=12))
+    fig.update_layout(margin=dict(t=(60 if title else 20) + 34 * n))
+    fig.update_layout(height=(fig.layout.height or 300) + 34 * n)
+    return fig
+
+
+def timeline_steps(trace: Trace, times: Sequence[float], *, titles: Sequence[str] | None = None,
+                   max_time: float | None = None, height: int | None = None, notes: Sequence[str] | None = None):
+    """One timeline figure per time in ``times``: the events up to that moment (cut off at it) and a
+    "now" line. Every figure has the same traces (one per event kind), as an animation needs; the x-axis
+    is the whole trace's, so nothing jumps."""
+    import plotly.graph_objects as go
+
+    if not times:
+        raise ValueError("timeline_steps: give at least one time")
+    if titles is not None and len(titles) != len(times):
+        raise ValueError(f"timeline_steps: {len(titles)} titles for {len(times)} times; give one per time")
+    end = max_time if max_time is not None else trace.end
+    base_fig = timeline(trace, max_time=end, height=height)
+    scale, _ = _scale(trace, end)
+    frames = []
+    for i, t in enumerate(times):
+        f = go.Figure(base_fig)
+        cut = t * scale
+        for tr in f.data:
+            xs = []
+            for b, x in zip(tr.base, tr.x):
+                xs.append(None if b >= cut else min(b + x, cut) - b)  # not started yet: no bar
+            tr.x = xs
+        f.add_shape(type="line", xref="x", yref="paper", x0=cut, x1=cut, y0=0, y1=1,
+                    line=dict(color=_SPAN, width=1, dash="dot"))
+        if notes is not None and notes[i]:
+            f.add_annotation(xref="paper", yref="paper", x=0.99, y=0.98, xanchor="right", yanchor="top",
+                             text=notes[i], showarrow=False, align="right", font=dict(size=12),
+                             bgcolor="rgba(255,255,255,0.85)")
+        frames.append(style(f, title=titles[i] if titles is not None else None,
+                            height=height or base_fig.layout.height))
+    return frames
+
+
+def programs(run, *, title: str | None = None, max_programs: int = 32):
+    """The programs of a block-kernel launch (``ls.blocks``) over their lanes: one row per program, one
+    cell per lane, yellow where the mask let the lane through, light grey where it left it idle."""
+    import plotly.graph_objects as go
+
+    recs = list(run.programs)[:max_programs]
+    if not recs:
+        raise ValueError("programs: the launch ran no program")
+    lanes = max(r.lanes for r in recs) or 1
+    z, text = [], []
+    block = run.constants.get("BLOCK_SIZE", lanes)
+    for r in recs:
+        z.append([1 if j < r.active else 0 for j in range(lanes)])
+        text.append([f"program {r.pid}, lane {j}: element {r.pid * block + j}"
+                     + ("" if j < r.active else " (masked: idle)") for j in range(lanes)])
+    fig = go.Figure(go.Heatmap(z=z, text=text, hoverinfo="text", zmin=0, zmax=1, showscale=False,
+                               colorscale=[[0, _IDLE], [0.5, _IDLE], [0.5, _DATA], [1, _DATA]],
+                               xgap=1 if lanes <= 64 else 0, ygap=2))
+    fig.update_yaxes(title="program (pid)", autorange="reversed", tickmode="array",
+                     tickvals=list(range(len(recs))), ticktext=[str(r.pid) for r in recs])
+    fig.update_xaxes(title=f"lane within the block (BLOCK_SIZE = {block})")
+    shown = len(recs) < len(run.programs)
+    return style(fig, title=title or (f"{len(run.programs)} programs" + (f" (first {len(recs)} shown)" if shown else "")),
+                 height=140 + 22 * len(recs))
+
+
+__all__ = ["timeline_spans", "timeline_steps", "programs"]
