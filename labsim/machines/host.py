@@ -518,13 +518,14 @@ class _Ready:
 
 
 def kernel_loop(n: int, duration: float, *, chip: Chip | str = "H100 SXM", how: str = "async",
-                fused: int = 1, **machine_kw) -> Machine:
+                fused: int = 1, eager: bool = True, **machine_kw) -> Machine:
     """The chapter's experiment: ``n`` kernels of ``duration`` seconds each, dispatched eagerly.
 
     ``how``: "async" (dispatch all, synchronise once at the end), "sync" (synchronise after each, as a
     timing loop that calls ``block_until_ready`` inside does), or "graph" (capture them once, replay as
     one launch). ``fused`` > 1 fuses every ``fused`` consecutive ops into one kernel of ``fused ×
     duration`` (the same work, fewer launches; labsim assumes fusion saves nothing but launches).
+    ``eager``: each launch also pays ``op_time`` of Python dispatch (False: launches from compiled code).
     """
     if how not in ("async", "sync", "graph"):
         raise ValueError(f"kernel_loop: how must be 'async', 'sync' or 'graph', got {how!r}")
@@ -535,11 +536,11 @@ def kernel_loop(n: int, duration: float, *, chip: Chip | str = "H100 SXM", how: 
     if how == "graph":
         with m.capture() as graph:
             for i in range(k):
-                m.launch(f"k{i}", duration=d)
+                m.launch(f"k{i}", duration=d, eager=eager)
         m.replay(graph)
     else:
         for i in range(k):
-            m.launch(f"k{i}", duration=d)
+            m.launch(f"k{i}", duration=d, eager=eager)
             if how == "sync":
                 m.synchronize()
     m.synchronize()
