@@ -6,7 +6,8 @@ Every page of ``_build/html`` is opened at desktop (1280 px) and phone (390 px) 
   work offline, with no CDN, fonts or analytics from elsewhere;
 * a console error or an uncaught exception; a failed request; an HTTP status >= 400;
 * a ``.labsim-figure`` whose ``.labsim-plot`` has no ``svg.main-svg`` with at least one trace within
-  10 s, or (interactive figures) a ``input.labsim-slider`` that does not change the plotted data;
+  10 s, or (interactive figures) a control (range slider, toggle buttons, dropdown) that does not
+  change the plotted data;
 * horizontal scrolling of the page at phone width;
 * a table (labsim's own or a markdown one) with a cell padded less than 4 px on a side; a row taller
   than 100 px; a table wider than its column that neither scrolls nor shows the scroll cue (the
@@ -15,7 +16,8 @@ Every page of ``_build/html`` is opened at desktop (1280 px) and phone (390 px) 
   most 100 px tall, not the card. Footnote rows (``tr.labsim-note-row``, prose that spans the table)
   are exempt from the row-height rule;
 * an output box (``div.cell_output`` or one of its outputs) that is shown but holds nothing;
-* a Plotly title whose box overlaps its figure's legend or modebar.
+* a Plotly title whose box overlaps its figure's legend or modebar;
+* a label of a graph drawing (``.labsim-graph svg text``) smaller than 11 px on screen.
 
 Screenshots of every page go to ``_build/screenshots/``. The meta-tests at the end prove the
 checker can fail: a page with an injected outside script, a figure that never draws, broken tables, and
@@ -61,6 +63,17 @@ _PLOT_DRAWN = """(root) => {
 _PLOT_DATA = "(root) => JSON.stringify(root.querySelector('.labsim-plot').data)"
 
 _MOVE_SLIDER = """(s) => {
+  if (s.tagName === 'SELECT') {
+    s.selectedIndex = s.selectedIndex === s.options.length - 1 ? 0 : s.options.length - 1;
+    s.dispatchEvent(new Event('change', {bubbles: true}));
+    return s.value;
+  }
+  const buttons = s.querySelectorAll('button');
+  if (s.tagName !== 'INPUT' && buttons.length) {
+    const other = Array.prototype.find.call(buttons, (b) => b.getAttribute('aria-pressed') !== 'true');
+    (other || buttons[0]).click();
+    return s.dataset.value;
+  }
   const min = s.min === '' ? 0 : Number(s.min), max = s.max === '' ? 100 : Number(s.max);
   const cur = Number(s.value);
   s.value = String(cur !== max ? max : min);
@@ -151,6 +164,27 @@ _TABLES = """([minPad, maxRow]) => {
 }"""
 
 
+MIN_LABEL_PX = 11
+# Graph drawings: the on-screen size of every label (its font size in the SVG's units times the SVG's
+# scale on screen). Drawings in hidden tabs or closed toggles are skipped (they have no box).
+_GRAPH_LABELS = """(minPx) => {
+  const bad = [];
+  document.querySelectorAll('.labsim-graph svg').forEach((svg, i) => {
+    if (!svg.getBoundingClientRect().width) { return; }
+    let smallest = Infinity, word = '';
+    svg.querySelectorAll('text').forEach((t) => {
+      const m = t.getScreenCTM();
+      if (!m || !t.textContent.trim()) { return; }
+      const px = parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
+      if (px < smallest) { smallest = px; word = t.textContent.trim(); }
+    });
+    if (smallest < minPx - 0.05) {
+      bad.push(`graph drawing ${i}: label "${word.slice(0, 30)}" is ${smallest.toFixed(1)} px (< ${minPx} px)`);
+    }
+  });
+  return bad;
+}"""
+
 _TITLE_OVERLAPS = """() => {
   const problems = [];
   const box = (e) => { const r = e && e.getBoundingClientRect(); return r && r.width > 0 && r.height > 0 ? r : null; };
@@ -235,9 +269,10 @@ def check_page(browser, base_url: str, page: str, *, viewport: dict, screenshot:
                 continue
             if not sliders or fig.get_attribute("data-labsim-kind") != "interactive":
                 continue
-            inputs = fig.locator("input.labsim-slider")
+            # every control: range sliders, toggle-button groups and dropdowns
+            inputs = fig.locator("input.labsim-slider, .labsim-control:not(input)")
             if inputs.count() == 0:
-                rep.problems.append(f"interactive figure {fid} has no input.labsim-slider")
+                rep.problems.append(f"interactive figure {fid} has no control (.labsim-control)")
             for j in range(inputs.count()):
                 rep.sliders += 1
                 slider = inputs.nth(j)
@@ -248,9 +283,10 @@ def check_page(browser, base_url: str, page: str, *, viewport: dict, screenshot:
                     pg.wait_for_function(f"([root, b]) => ({_PLOT_DATA})(root) !== b",
                                          arg=[handle, before], timeout=SLIDER_TIMEOUT_MS)
                 except Exception:  # noqa: BLE001
-                    rep.problems.append(f"figure {fid}: moving slider {name!r} did not change the plot")
+                    rep.problems.append(f"figure {fid}: moving control {name!r} did not change the plot")
 
         rep.problems += pg.evaluate(_TITLE_OVERLAPS)
+        rep.problems += pg.evaluate(_GRAPH_LABELS, MIN_LABEL_PX)
         rep.problems += pg.evaluate(_TABLES, [MIN_CELL_PADDING_PX, MAX_ROW_HEIGHT_PX])
         if viewport["width"] < 600:
             o = pg.evaluate(_H_OVERFLOW)
@@ -358,7 +394,7 @@ def test_checker_accepts_working_figures_and_catches_a_dead_slider(site, browser
         rep = check_page(browser, url, page, viewport=DESKTOP)
     assert rep.figures == 3 and rep.sliders == 2, rep
     assert rep.outside == [], rep
-    assert rep.problems == ["figure lsfig-dead: moving slider 'n' did not change the plot"], rep
+    assert rep.problems == ["figure lsfig-dead: moving control 'n' did not change the plot"], rep
 
 
 _BROKEN_TABLES = """<div class="bd-article"><div style="width: 600px">
@@ -435,3 +471,30 @@ def test_checker_reports_a_title_under_its_legend_or_modebar(site, browser, tmp_
     assert rep.problems == ['figure lsfig-legend: title "A title as long as a line of the page" overlaps its legend',
                             'figure lsfig-modebar: title "A title as long as a line of the page" overlaps its modebar'
                             ], rep.problems
+
+
+def test_checker_moves_toggles_and_dropdowns_of_a_real_figure(site, browser, tmp_path, monkeypatch):
+    """A figure from labsim.viz with a toggle group and a dropdown: the checker moves both."""
+    import plotly.graph_objects as go
+    import labsim.viz as lv
+
+    monkeypatch.setenv("LABSIM_BOOK", "1")
+    names = [f"c{i}" for i in range(6)]
+    fig = lv.interactive(lambda mode, chip: go.Figure(go.Bar(x=[chip], y=[1 + names.index(chip) + (mode == "b")])),
+                         {"mode": ["a", "b"], "chip": names}, alt="bars", caption="A test figure")
+    page = "book/intro.html"
+    _copy_page_with(tmp_path, site, page, fig.to_html())
+    with serve_directory(tmp_path) as url:
+        rep = check_page(browser, url, page, viewport=DESKTOP)
+    assert rep.figures == 1 and rep.sliders == 2, rep
+    assert rep.problems == [], rep
+
+
+def test_checker_reports_a_graph_with_tiny_labels(site, browser, tmp_path):
+    tiny = ('<div class="labsim-graph" role="img" aria-label="tiny"><svg width="1000" height="40" '
+            'viewBox="0 0 1000 40" style="width: 200px"><text x="0" y="20" font-size="10">add</text></svg></div>')
+    page = "book/intro.html"
+    _copy_page_with(tmp_path, site, page, tiny)
+    with serve_directory(tmp_path) as url:
+        rep = check_page(browser, url, page, viewport=DESKTOP)
+    assert any('label "add" is 2.0 px' in p for p in rep.problems), rep

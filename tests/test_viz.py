@@ -188,11 +188,15 @@ def test_static_face(monkeypatch):
     assert bundle["text/plain"] == alt(**fig.params)
     assert 'class="labsim-figure"' in page
     assert 'data-labsim-kind="interactive"' in page
-    assert len(re.findall(r'<input[^>]*class="labsim-slider"', page)) == len(controls)
-    for name, vals in controls.items():
-        assert f'data-param="{name}"' in page
-        m = re.search(rf'<input[^>]*data-param="{name}"[^>]*max="(\d+)"', page)
-        assert m and int(m.group(1)) == len(vals) - 1
+    # numbers get a slider with one tick per value; a few names get toggle buttons
+    assert len(re.findall(r'<input[^>]*class="labsim-control labsim-slider"', page)) == 1
+    m = re.search(r'<input[^>]*data-param="n"[^>]*max="(\d+)"', page)
+    assert m and int(m.group(1)) == len(SIZES) - 1
+    ticks = re.search(r'<datalist[^>]*>(.*?)</datalist>', page, re.S).group(1)
+    assert ticks.count("<option") == len(SIZES)
+    toggle = re.search(r'<div class="labsim-control labsim-toggle"[^>]*data-param="chip"[^>]*>(.*?)</div>', page, re.S)
+    assert toggle, "the chip (a choice of names) is not a row of toggle buttons"
+    assert re.findall(r"<button[^>]*>([^<]*)</button>", toggle.group(1)) == CHIPS
     assert "matrix size" in page
     assert f'aria-label="{html.escape(alt(**fig.params))}"' in page
     assert 'role="img"' in page
@@ -205,7 +209,9 @@ def test_static_face(monkeypatch):
         params = {k: controls[k][i] for k, i in zip(controls, combo)}
         want = json.loads(json.dumps(make_fig(**params).to_plotly_json()["data"], default=lambda o: o.tolist()))
         assert [t["type"] for t in figures[key]["data"]] == [t["type"] for t in want]
-        assert figures[key]["layout"]["title"]["text"] == f"n={params['n']} on {params['chip']}"
+        # the title left the plot and became the figure's caption (numbered in HTML)
+        assert not (figures[key]["layout"].get("title") or {}).get("text")
+        assert payload["captions"][key] == f"n={params['n']} on {params['chip']}"
         got_x = [t["x"] for t in figures[key]["data"]]
         assert np.allclose(np.concatenate([np.ravel(x) for x in got_x]),
                            np.concatenate([np.ravel(t["x"]) for t in want]))
@@ -373,3 +379,81 @@ def test_static_face_shares_axes_and_shows_no_modebar(monkeypatch):
                          alt="r", shared_axes=False)
     figs = static_payload(own.to_html())["figures"]
     assert "range" not in figs["0"]["layout"]["yaxis"]
+
+
+# ---- animations: a play button and a step slider on both faces ------------------------------------
+
+def _bars(n, grow):
+    return [go.Figure(go.Bar(x=list(range(n)), y=[(t + 1) * grow] * n)) for t in range(5)]
+
+
+def test_animation_static_face_has_frames_play_and_fixed_axes(monkeypatch):
+    monkeypatch.setenv("LABSIM_BOOK", "1")
+    a = lv.animate(_bars, {"n": [2, 3], "grow": [1.0, 4.0]}, alt="growing bars", step_label="cycle",
+                   caption=lambda n, grow: f"{n} bars growing by {grow}")
+    page = a._repr_mimebundle_()["text/html"]
+    payload = static_payload(page)
+    assert len(payload["figures"]) == 4
+    ymax = set()
+    for key, fig in payload["figures"].items():
+        assert len(fig["frames"]) == 5
+        labels = [b["label"] for b in fig["layout"]["updatemenus"][0]["buttons"]]
+        assert any("play" in s for s in labels) and any("pause" in s for s in labels)
+        steps = fig["layout"]["sliders"][0]["steps"]
+        assert [s["args"][0][0] for s in steps] == [str(i) for i in range(5)]
+        assert fig["layout"]["sliders"][0]["currentvalue"]["prefix"].startswith("cycle")
+        ymax.add(tuple(fig["layout"]["yaxis"]["range"]))
+    # one y range for every step of every combination: the tallest bar is 5 * 4.0
+    assert len(ymax) == 1 and max(ymax.pop()) >= 20.0
+    assert payload["captions"]["1_1"] == "3 bars growing by 4.0"
+    assert '<figcaption class="labsim-caption">' in page
+
+
+def test_animation_live_face_steps_and_controls():
+    a = lv.animate(lambda n: _bars(n, 1.0), {"n": [2, 3]}, alt="growing bars")
+    box = a.widget
+    assert a.step_slider.max == 4
+    a.step_slider.value = 3
+    assert a.step == 3
+    a.controls["n"].value = 2
+    assert a.params["n"] == 2 and a.error is None
+    assert len(a.frames_for(n=2)[0].data[0].x) == 2
+    assert box is a.widget
+
+
+def test_animation_refuses_frames_that_change_shape():
+    def bad(n):
+        return [go.Figure(go.Bar(x=[1], y=[1])), go.Figure(go.Scatter(x=[1], y=[1]))]
+    with pytest.raises(ValueError, match="same traces"):
+        lv.animate(bad, {"n": [1, 2]}, alt="x")
+
+
+def test_control_kinds():
+    assert lv.control_kind([1, 2, 3]) == "slider"
+    assert lv.control_kind(["a", "b"]) == "toggle"
+    assert lv.control_kind([True, False]) == "toggle"
+    assert lv.control_kind(list("abcdef")) == "select"
+    assert lv.control_kind(list("abcdef"), "slider") == "slider"
+    with pytest.raises(ValueError, match="kind"):
+        lv.control_kind([1], "knob")
+
+
+def test_many_names_make_a_dropdown_and_a_caption_is_numbered_in_html(monkeypatch):
+    monkeypatch.setenv("LABSIM_BOOK", "1")
+    names = [f"chip {i}" for i in range(6)]
+    f = lv.interactive(lambda chip: go.Figure(go.Bar(x=[chip], y=[1])), {"chip": names}, alt="one bar",
+                       caption="A bar per chip", name="fig-bars")
+    page = f._repr_mimebundle_()["text/html"]
+    assert re.search(r'<select[^>]*class="labsim-control labsim-select"[^>]*data-param="chip"', page)
+    assert page.count("<option value=") == len(names)
+    assert '<figure class="labsim-figure-box" id="fig-bars">' in page
+    assert 'data-name="fig-bars">Figure</span>' in page and "A bar per chip" in page
+
+
+def test_live_axes_grow_and_never_jump_back():
+    f = lv.interactive(lambda k: go.Figure(go.Scatter(x=[0, 1], y=[0, k])), {"k": [1, 10, 100]}, alt="a line",
+                       defaults={"k": 10})
+    f.update(k=100)
+    small = f.update(k=1)
+    # after the reader has seen k = 100, the axis still reaches 100 when k goes back to 1
+    assert small.layout.yaxis.range[1] >= 100

@@ -25,6 +25,7 @@ import os
 import re
 from pathlib import Path
 
+from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
@@ -112,6 +113,89 @@ def _build_finished(app: Sphinx, exc) -> None:
     logger.info("labsim_book: %s", build_font(Path(app.srcdir), static))
 
 
+# ---- Numbered figure captions ("Figure 5.3") and {figref}`name` -------------------------------------
+# labsim.viz wraps every figure in <figure class="labsim-figure-box" id=NAME> with
+# <span class="labsim-fignum" data-name=NAME>Figure</span> in its caption. At read time the figures of a
+# page are counted in order; when the page is written each placeholder becomes "Figure C.N", where C is
+# the chapter's number (from the numbered table of contents, else the NN_ of chapters/NN_name) and N the
+# figure's place on its page. {figref}`NAME` in the text becomes a link "Figure C.N" to it.
+_FIGNUM = re.compile(r'<span class="labsim-fignum" data-name="([^"]*)">Figure</span>')
+
+
+def _chapter_number(env, docname: str) -> str:
+    nums = (getattr(env, "toc_secnumbers", {}) or {}).get(docname, {}).get("")
+    if nums:
+        return ".".join(map(str, nums))
+    m = re.match(r"chapters/(\d+)_", docname)
+    return str(int(m.group(1))) if m else ""
+
+
+def _doctree_read(app: Sphinx, doctree) -> None:
+    names = []
+    for node in doctree.findall(nodes.raw):
+        if "html" in node.get("format", ""):
+            names += _FIGNUM.findall(node.astext())
+    env = app.env
+    if not hasattr(env, "labsim_figures"):
+        env.labsim_figures = {}
+    env.labsim_figures[env.docname] = names
+
+
+def _env_purge_doc(app: Sphinx, env, docname: str) -> None:
+    getattr(env, "labsim_figures", {}).pop(docname, None)
+
+
+def _env_merge_info(app: Sphinx, env, docnames, other) -> None:
+    if not hasattr(env, "labsim_figures"):
+        env.labsim_figures = {}
+    env.labsim_figures.update({d: getattr(other, "labsim_figures", {}).get(d, []) for d in docnames})
+
+
+def _figure_label(env, docname: str, index: int) -> str:
+    ch = _chapter_number(env, docname)
+    return f"Figure {ch}.{index}" if ch else f"Figure {index}"
+
+
+class figref_node(nodes.Inline, nodes.Element):
+    """{figref}`name`: resolved to a link "Figure C.N" when the page is written."""
+
+
+def _figref_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    node = figref_node()
+    node["target"] = text.strip()
+    node += nodes.Text(text.strip())
+    return [node], []
+
+
+def _doctree_resolved(app: Sphinx, doctree, docname: str) -> None:
+    env = app.env
+    figures = getattr(env, "labsim_figures", {})
+    count = 0
+    for node in list(doctree.findall(nodes.raw)):
+        if "html" not in node.get("format", "") or "labsim-fignum" not in node.astext():
+            continue
+
+        def number(m):
+            nonlocal count
+            count += 1
+            return (f'<span class="labsim-fignum" data-name="{m.group(1)}">'
+                    f"{_figure_label(env, docname, count)}</span>")
+
+        node.replace_self(nodes.raw("", _FIGNUM.sub(number, node.astext()), format=node["format"]))
+    where = {name: (doc, i + 1) for doc, names in figures.items() for i, name in enumerate(names) if name}
+    for node in list(doctree.findall(figref_node)):
+        target = node["target"]
+        if target not in where:
+            logger.warning("labsim_book: {figref}`%s`: no figure is named %r (viz.show/interactive/animate(..., "
+                           "name=%r))", target, target, target, location=node, type="labsim", subtype="figref")
+            node.replace_self(nodes.Text(target))
+            continue
+        doc, idx = where[target]
+        uri = app.builder.get_relative_uri(docname, doc) if doc != docname else ""
+        ref = nodes.reference("", _figure_label(env, doc, idx), internal=True, refuri=f"{uri}#{target}")
+        node.replace_self(ref)
+
+
 def hangul_used(root: Path) -> str:
     """Every Hangul character in the book's sources (book/*.md, chapters/*.md), sorted."""
     chars: set[str] = set()
@@ -180,6 +264,12 @@ def build_font(root: Path, static: Path) -> str:
 
 
 def setup(app: Sphinx) -> dict:
+    app.add_node(figref_node)
+    app.add_role("figref", _figref_role)
+    app.connect("doctree-read", _doctree_read)
+    app.connect("env-purge-doc", _env_purge_doc)
+    app.connect("env-merge-info", _env_merge_info)
+    app.connect("doctree-resolved", _doctree_resolved)
     app.connect("config-inited", _config_inited, priority=900)
     app.connect("builder-inited", _builder_inited)
     app.connect("html-page-context", _page_context, priority=900)

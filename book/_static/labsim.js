@@ -43,6 +43,19 @@
       if (s) { s.addEventListener("scroll", function () { update(f); }, {passive: true}); }
       update(f);
     });
+    // a graph drawing opens full size (a fixed layer over the page) and closes again
+    document.querySelectorAll(".labsim-fullsize").forEach(function (b) {
+      b.addEventListener("click", function () {
+        var box = b.closest(".labsim-graph-box");
+        var full = box.classList.toggle("labsim-full");
+        b.textContent = full ? "✕ close" : "⤢ full size";
+        document.body.style.overflow = full ? "hidden" : "";
+      });
+    });
+    document.addEventListener("keydown", function (e) {
+      var open = document.querySelector(".labsim-graph-box.labsim-full .labsim-fullsize");
+      if (e.key === "Escape" && open) { open.click(); }
+    });
     window.addEventListener("resize", all);
     if (document.fonts && document.fonts.ready) { document.fonts.ready.then(all); }
   }

@@ -5,19 +5,22 @@
 - :func:`show` — a Plotly figure with two faces: live in JupyterLab, self-contained HTML on the website.
 - :func:`interactive` — a figure driven by controls: ipywidgets in JupyterLab; on the website the same
   figure precomputed for every control value and switched by sliders in the page.
+- :func:`animate` — a stepped figure with a play button and a step slider (both faces).
 - :func:`pass_slider` — a compiler pipeline pass by pass: one figure, a slider over passes, before and after.
 - :func:`timeline_spans`, :func:`timeline_steps` — a timeline with measured spans; a timeline step by step.
 - :func:`programs` — the programs of a block kernel (``ls.blocks``) over their lanes, masked lanes idle.
 - :func:`tabs` — several texts (IR dumps, listings) side by side as tabs; stacked sections without JavaScript.
 """
-from .faces import Figure, Interactive, in_book, interactive, show
+from .faces import Figure, Interactive, control_kind, in_book, interactive, show
+from .animate import Animation, animate
 from .graph import GraphDrawing, draw_graph, pipeline_diagram
-from .palette import KIND_COLORS, OKABE_ITO
+from .palette import KIND_COLORS, NEUTRAL, OKABE_ITO, ROLE, SEQUENCE, TINT, role
 from .plots import bar_compare, buffer_chart, roofline, style, timeline
 from .hostviz import programs, timeline_spans, timeline_steps
 from .passes import pass_figure, pass_slider
 from .tabs import Tabs, tabs
 
-__all__ = ["Figure", "Interactive", "in_book", "interactive", "show", "GraphDrawing", "draw_graph", "pipeline_diagram",
+__all__ = ["Figure", "Interactive", "in_book", "interactive", "show", "Animation", "animate", "control_kind",
+           "ROLE", "TINT", "NEUTRAL", "SEQUENCE", "role", "GraphDrawing", "draw_graph", "pipeline_diagram",
            "KIND_COLORS", "OKABE_ITO", "bar_compare", "buffer_chart", "roofline", "style", "timeline",
            "Tabs", "tabs", "pass_figure", "pass_slider", "programs", "timeline_spans", "timeline_steps"]

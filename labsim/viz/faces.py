@@ -41,48 +41,151 @@ _SCRIPT = """
   var root = document.getElementById(%(id)s);
   var data = JSON.parse(root.querySelector("script.labsim-data").textContent);
   var plot = root.querySelector(".labsim-plot");
-  var sliders = Array.prototype.slice.call(root.querySelectorAll("input.labsim-slider"));
+  var ctls = Array.prototype.slice.call(root.querySelectorAll(".labsim-control"));
+  var cap = root.parentNode.querySelector(".labsim-caption-text");
   var config = {responsive: true, displayModeBar: false};
-  function key() { return sliders.map(function (s) { return s.value; }).join("_"); }
+  function val(c) { return (c.tagName === "INPUT" || c.tagName === "SELECT") ? c.value : c.dataset.value; }
+  function key() { return ctls.map(val).join("_"); }
   function draw() {
-    var f = data.figures[key()] || data.figures[data.initial];
-    sliders.forEach(function (s, i) {
-      var out = root.querySelector('output[data-param="' + s.dataset.param + '"]');
-      if (out) out.textContent = data.labels[i][+s.value];
+    var k = key(), f = data.figures[k] || data.figures[data.initial];
+    ctls.forEach(function (c, i) {
+      var out = root.querySelector('output[data-param="' + c.dataset.param + '"]');
+      if (out) out.textContent = data.labels[i][+val(c)];
+      Array.prototype.forEach.call(c.querySelectorAll("button"), function (b) {
+        b.setAttribute("aria-pressed", b.dataset.index === c.dataset.value ? "true" : "false");
+      });
     });
-    window.Plotly.react(plot, f.data, f.layout, config);
+    if (cap && data.captions) cap.innerHTML = data.captions[k] || data.captions[data.initial] || "";
+    if (f.frames) { window.Plotly.newPlot(plot, f.data, f.layout, config).then(function () {
+      window.Plotly.addFrames(plot, f.frames); }); }
+    else { window.Plotly.react(plot, f.data, f.layout, config); }
   }
-  sliders.forEach(function (s) { s.addEventListener("input", draw); });
+  ctls.forEach(function (c) {
+    c.addEventListener(c.tagName === "SELECT" ? "change" : "input", draw);
+    Array.prototype.forEach.call(c.querySelectorAll("button"), function (b) {
+      b.addEventListener("click", function () { c.dataset.value = b.dataset.index; draw(); });
+    });
+  });
   if (window.Plotly) draw(); else window.addEventListener("load", draw);
 })();
 </script>
 """
 
+#: a categorical control with at most this many values is a row of toggle buttons; more make a dropdown
+TOGGLE_MAX = 4
+CONTROL_KINDS = ("slider", "toggle", "select")
 
-def _static_html(figures: Mapping[str, str], initial: str, alt: str, controls: Sequence[tuple] = ()) -> str:
-    """``controls``: (param name, label, value labels, initial index) per slider."""
+
+def control_kind(values: Sequence[Any], kind: str | None = None) -> str:
+    """How a control is drawn: "slider" for numbers (ordered), "toggle" for a few categories (strings,
+    booleans), "select" (a dropdown) for many. ``kind`` overrides, e.g. "slider" for ordered names."""
+    if kind is not None:
+        if kind not in CONTROL_KINDS:
+            raise ValueError(f"control kind {kind!r} is not one of {CONTROL_KINDS}")
+        return kind
+    numeric = all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values)
+    if numeric:
+        return "slider"
+    return "toggle" if len(values) <= TOGGLE_MAX else "select"
+
+
+def _control_html(fid: str, name: str, label: str, value_labels: Sequence[str], idx: int, kind: str) -> str:
+    n, lab = html.escape(name), html.escape(label)
+    cid = f"{fid}-{n}"
+    head = f'<label class="labsim-control-label" for="{cid}">{lab}</label>'
+    if kind == "slider":
+        ticks = "".join(f'<option value="{i}"></option>' for i in range(len(value_labels)))
+        width = max(len(v) for v in value_labels)
+        body = (f'<input type="range" id="{cid}" class="labsim-control labsim-slider" data-param="{n}" min="0" '
+                f'max="{len(value_labels) - 1}" step="1" value="{idx}" list="{cid}-ticks" aria-label="{lab}">'
+                f'<datalist id="{cid}-ticks">{ticks}</datalist>'
+                f'<output class="labsim-readout" data-param="{n}" for="{cid}" style="min-width:{width + 1}ch">'
+                f'{html.escape(value_labels[idx])}</output>')
+    elif kind == "toggle":
+        head = f'<span class="labsim-control-label" id="{cid}-label">{lab}</span>'
+        buttons = "".join(
+            f'<button type="button" data-index="{i}" aria-pressed="{"true" if i == idx else "false"}">'
+            f"{html.escape(v)}</button>" for i, v in enumerate(value_labels))
+        body = (f'<div class="labsim-control labsim-toggle" role="group" aria-labelledby="{cid}-label" '
+                f'data-param="{n}" data-value="{idx}">{buttons}</div>')
+    else:
+        opts = "".join(f'<option value="{i}"{" selected" if i == idx else ""}>{html.escape(v)}</option>'
+                       for i, v in enumerate(value_labels))
+        body = f'<select id="{cid}" class="labsim-control labsim-select" data-param="{n}">{opts}</select>'
+    return f'<div class="labsim-control-row labsim-kind-{kind}">{head}<div class="labsim-control-body">{body}</div></div>'
+
+
+def min_width(fig) -> int | None:
+    """The narrowest width (CSS px) a figure may be drawn at, if it says (``layout.meta["min_width"]``:
+    a drawing whose labels would otherwise shrink under 11 px). Narrower pages scroll it sideways."""
+    meta = fig.layout.meta if fig.layout.meta is not None else None
+    return int(meta["min_width"]) if isinstance(meta, dict) and meta.get("min_width") else None
+
+
+def _static_html(figures: Mapping[str, str], initial: str, alt: str, controls: Sequence[tuple] = (), *,
+                 captions: Mapping[str, str] | None = None, name: str | None = None,
+                 min_px: int | None = None) -> str:
+    """``controls``: (param name, label, value labels, initial index, kind) per control; ``captions``:
+    the caption (HTML) per figure key, shown under the figure with its number (book/_ext numbers it)."""
     fid = "lsfig-" + uuid.uuid4().hex[:10]
     kind = "interactive" if controls else "static"
     ctl = ""
     if controls:
-        rows = []
-        for name, label, value_labels, idx in controls:
-            rows.append(
-                f'<label style="display:flex;align-items:center;gap:.5em;flex-wrap:wrap;margin:.2em 0">'
-                f'<span style="min-width:8em">{html.escape(label)}</span>'
-                f'<input type="range" class="labsim-slider" data-param="{html.escape(name)}" min="0" '
-                f'max="{len(value_labels) - 1}" step="1" value="{idx}" style="flex:1;min-width:8em" '
-                f'aria-label="{html.escape(label)}">'
-                f'<output data-param="{html.escape(name)}" style="min-width:5em">{html.escape(value_labels[idx])}</output>'
-                f"</label>")
-        ctl = f'<div class="labsim-controls">{"".join(rows)}</div>'
+        ctl = ('<div class="labsim-controls">'
+               + "".join(_control_html(fid, *c) for c in controls) + "</div>")
     labels = [list(c[2]) for c in controls]
+    caps = dict(captions or {})
     payload = ('{"initial": ' + json.dumps(initial) + ', "labels": ' + json.dumps(labels).replace("</", "<\\/")
+               + (', "captions": ' + json.dumps(caps).replace("</", "<\\/") if len(set(caps.values())) > 1 else "")
                + ', "figures": {' + ", ".join(f"{json.dumps(k)}: {v}" for k, v in figures.items()) + "}}")
-    return (f'<div class="labsim-figure" id="{fid}" data-labsim-kind="{kind}">{ctl}'
-            f'<div class="labsim-plot" role="img" aria-label="{html.escape(alt)}" style="width:100%;min-height:300px"></div>'
+    plot = (f'<div class="labsim-plot" role="img" aria-label="{html.escape(alt)}" '
+            f'style="width:100%;min-height:300px{f";min-width:{min_px}px" if min_px else ""}"></div>')
+    if min_px:  # a wide drawing keeps its size and scrolls sideways, with the book's scroll cue
+        plot = f'<div class="labsim-scroll-frame"><div class="labsim-scroll">{plot}</div></div>'
+    body = (f'<div class="labsim-figure" id="{fid}" data-labsim-kind="{kind}">{ctl}{plot}'
             f'<script type="application/json" class="labsim-data">{payload}</script>'
             + _SCRIPT % {"id": json.dumps(fid)} + "</div>")
+    return _figure_wrap(body, caps.get(initial, ""), name)
+
+
+def _figure_wrap(body: str, caption: str, name: str | None) -> str:
+    """``body`` in a numbered ``<figure>``: the caption's "Figure" is numbered at build time (book/_ext),
+    "Figure 5.3", and ``name`` (an id) makes it referable from the text with {figref}`name`."""
+    ident = f' id="{html.escape(name)}"' if name else ""
+    if not caption:
+        return f'<figure class="labsim-figure-box"{ident}>{body}</figure>'
+    cap = (f'<figcaption class="labsim-caption"><span class="labsim-fignum" data-name="{html.escape(name or "")}">'
+           f'Figure</span> <span class="labsim-caption-text">{caption}</span></figcaption>')
+    return f'<figure class="labsim-figure-box"{ident}>{body}{cap}</figure>'
+
+
+def caption_from_title(fig) -> str:
+    """Take a figure's Plotly title out of the figure and return it as caption HTML ("" if it had none).
+
+    The book numbers captions in HTML ("Figure 5.3") instead of drawing titles inside the plot, where a
+    modebar or legend could cover them."""
+    title = fig.layout.title.text if fig.layout.title is not None else None
+    if not title:
+        return ""
+    fig.layout.title.text = None
+    m = fig.layout.margin
+    if m is not None and m.t is not None and m.t > 30:
+        fig.layout.margin.t = 20
+    parts = re.split(r"<br\s*/?>", title)
+    main = html.escape(re.sub(r"<[^>]+>", "", parts[0]).strip())
+    rest = [re.sub(r"<[^>]+>", "", p).strip() for p in parts[1:]]
+    rest = [html.escape(r) for r in rest if r]
+    return main + (". " + " ".join(rest) if rest else "")
+
+
+def _caption(caption, fig, params=None) -> str:
+    """The caption HTML for one figure: the caller's (text, or a function of the control values) first,
+    else the figure's own title (moved out of the plot)."""
+    from_title = caption_from_title(fig)
+    if caption is None:
+        return from_title
+    text = caption(**(params or {})) if callable(caption) else caption
+    return html.escape(str(text))
 
 
 #: Plotly's config for every figure of the book: no modebar (it sat on the titles and legends)
@@ -127,7 +230,10 @@ def _extents(fig) -> dict[str, tuple[float, float, bool]]:
                     stacks[k] = b + x
                 ends += [b, b + x]
             add(axes[val], ends, bar=True)
-            add(axes[cat], _numbers(getattr(t, cat)))
+            c = sorted(set(_numbers(getattr(t, cat))))
+            # a bar is drawn around its position: half the smallest gap on each side
+            half = min((b - a for a, b in zip(c, c[1:])), default=1.0) / 2
+            add(axes[cat], [c[0] - half, c[-1] + half] if c else [])
         elif t.type in ("scatter", "scattergl"):
             for letter in "xy":
                 add(axes[letter], _numbers(getattr(t, letter)))
@@ -149,13 +255,12 @@ def _has_strings(trace, key: str) -> bool:
     return vals is not None and not isinstance(vals, str) and any(isinstance(v, str) for v in vals)
 
 
-def share_axes(figs: Sequence[Any]) -> None:
-    """Give the precomputed steps of an interactive figure one range per numeric axis (the union over
-    the steps), so that moving a control shows the change instead of rescaling it away. An axis a step
-    fixes itself (``range``), a category axis, a hidden one and a log axis with values ≤ 0 keep Plotly's
-    own autorange. Changes the figures in place."""
+def shared_ranges(figs: Sequence[Any]) -> dict[str, tuple[list[float], bool]]:
+    """For each numeric axis of ``figs`` that may be shared: (range, reversed) giving the union over the
+    figures (see :func:`share_axes`). Reads the figures only."""
     ext = [_extents(f) for f in figs]
     keys = {k for e in ext for k in e}
+    out = {}
     for key in sorted(keys):
         axes = [f.layout[key] if key in f.layout else None for f in figs]
         live = [(f, a, e[key]) for f, a, e in zip(figs, axes, ext) if key in e and a is not None
@@ -180,9 +285,24 @@ def share_axes(figs: Sequence[Any]) -> None:
         pad = (hi - lo) * 0.05 or (abs(hi) * 0.1 if hi else 1.0)
         lo = lo - pad if (log or lo != 0) else lo
         hi = hi + pad if (log or hi != 0) else hi
-        for f, a, _ in live:
-            rng = [hi, lo] if a.autorange == "reversed" else [lo, hi]
-            a.update(range=rng, autorange=False)
+        out[key] = ([lo, hi], any(a.autorange == "reversed" for _, a, _ in live))
+    return out
+
+
+def _apply_ranges(fig, ranges) -> None:
+    for key, (rng, rev) in ranges.items():
+        if key in fig.layout and fig.layout[key] is not None:
+            fig.layout[key].update(range=[rng[1], rng[0]] if rev else list(rng), autorange=False)
+
+
+def share_axes(figs: Sequence[Any]) -> None:
+    """Give the precomputed steps of an interactive figure one range per numeric axis (the union over
+    the steps), so that moving a control shows the change instead of rescaling it away. An axis a step
+    fixes itself (``range``), a category axis, a hidden one and a log axis with values ≤ 0 keep Plotly's
+    own autorange. Changes the figures in place."""
+    ranges = shared_ranges(figs)
+    for f in figs:
+        _apply_ranges(f, {k: v for k, v in ranges.items() if k in _extents(f)})
 
 
 def _is_nan(v) -> bool:
@@ -214,9 +334,13 @@ def figure_problem(fig) -> str | None:
 
 
 class Figure:
-    """A Plotly figure with alt text. Live: Plotly's own renderer. Book: self-contained HTML."""
+    """A Plotly figure with alt text and a numbered caption. Live: Plotly's own renderer with the caption
+    under it. Book: self-contained HTML in a ``<figure>``.
 
-    def __init__(self, fig, alt: str) -> None:
+    ``caption``: the caption text; without one, the figure's Plotly title becomes the caption (and
+    leaves the plot). ``name``: an id that makes the figure referable from the text."""
+
+    def __init__(self, fig, alt: str, caption: str | None = None, name: str | None = None) -> None:
         if not alt:
             raise ValueError("every figure needs alt text (what a reader who cannot see it should know)")
         problem = figure_problem(fig)
@@ -224,9 +348,12 @@ class Figure:
             raise (TypeError if problem.startswith("expected") else ValueError)(f"show: {problem}")
         self.fig = fig
         self.alt = alt
+        self.name = name
+        self.caption = _caption(caption, fig)
 
     def to_html(self) -> str:
-        return _static_html({"0": _fig_json(self.fig)}, "0", self.alt)
+        return _static_html({"0": _fig_json(self.fig)}, "0", self.alt, captions={"0": self.caption}, name=self.name,
+                            min_px=min_width(self.fig))
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         if in_book():
@@ -234,13 +361,34 @@ class Figure:
         bundle = (self.fig._repr_mimebundle_(include, exclude, config=PLOTLY_CONFIG)
                   if hasattr(self.fig, "_repr_mimebundle_") else {})
         bundle = dict(bundle or {})
+        if self.caption and "text/html" in bundle:
+            bundle["text/html"] += _live_caption(self.caption)
         bundle.setdefault("text/plain", self.alt)
         return bundle
 
 
-def show(fig, alt: str) -> Figure:
-    """Wrap a Plotly figure for display (both faces). ``alt`` describes it for screen readers."""
-    return Figure(fig, alt)
+def _live_caption(caption: str) -> str:
+    return (f'<div class="labsim-caption" style="font-size:.9em;color:#444;margin:.2em 0 .8em">'
+            f"<b>Figure.</b> {caption}</div>")
+
+
+def show(fig, alt: str, *, caption: str | None = None, name: str | None = None) -> Figure:
+    """Wrap a Plotly figure for display (both faces). ``alt`` describes it for screen readers; ``caption``
+    is printed under it, numbered ("Figure 5.3"); ``name`` makes it referable: {figref}`name`."""
+    return Figure(fig, alt, caption=caption, name=name)
+
+
+def _live_control(w, label: str, opts, value, kind: str):
+    """One ipywidgets control of the live face, drawn as the static face draws it."""
+    common = dict(description=label, style={"description_width": "initial"})
+    if kind == "slider":
+        return w.SelectionSlider(options=opts, value=value, continuous_update=False,
+                                 layout=w.Layout(width="min(100%, 40em)"), **common)
+    if kind == "toggle":
+        return w.ToggleButtons(options=opts, value=value, layout=w.Layout(width="auto"),
+                               style={"description_width": "initial", "button_width": "auto"},
+                               description=label)
+    return w.Dropdown(options=opts, value=value, layout=w.Layout(width="min(100%, 28em)"), **common)
 
 
 class Interactive:
@@ -249,7 +397,8 @@ class Interactive:
     def __init__(self, make_fig: Callable[..., Any], controls: Mapping[str, Sequence[Any]], *,
                  alt: str | Callable[..., str], defaults: Mapping[str, Any] | None = None,
                  labels: Mapping[str, str] | None = None, formats: Mapping[str, Callable[[Any], str]] | None = None,
-                 shared_axes: bool = True):
+                 shared_axes: bool = True, caption=None, name: str | None = None,
+                 kinds: Mapping[str, str] | None = None):
         if not controls:
             raise ValueError("interactive() needs at least one control")
         self.make_fig = make_fig
@@ -262,10 +411,16 @@ class Interactive:
                 raise ValueError(f"control {k!r} has the value {bad[0]!r}; a control's values must be finite")
             if len(set(map(repr, vals))) < len(vals):
                 raise ValueError(f"control {k!r} repeats a value: {vals}")
+        for k in kinds or {}:
+            if k not in self.controls_spec:
+                raise ValueError(f"kind for unknown control {k!r}; controls are {list(self.controls_spec)}")
+        self.kinds = {k: control_kind(v, (kinds or {}).get(k)) for k, v in self.controls_spec.items()}
         self.labels = {k: (labels or {}).get(k, k) for k in self.controls_spec}
         self.formats = dict(formats or {})
         self.shared_axes = shared_axes
         self.alt = alt
+        self.caption_spec = caption
+        self.name = name
         defaults = dict(defaults or {})
         for k, v in defaults.items():
             if k not in self.controls_spec:
@@ -274,6 +429,8 @@ class Interactive:
                 raise ValueError(f"default {k}={v!r} is not one of its values {self.controls_spec[k]}")
         self.params = {k: defaults.get(k, vals[len(vals) // 2]) for k, vals in self.controls_spec.items()}
         self.figure = self._checked(self.make_fig(**self.params), self.params)
+        self.caption = _caption(self.caption_spec, self.figure, self.params)
+        self._seen = [__import__("copy").deepcopy(self.figure)]
         self.error: str | None = None
         self._widget = None
         self.controls: dict[str, Any] = {}
@@ -306,10 +463,31 @@ class Interactive:
         except Exception as e:  # the figure must never be left broken by a bad combination
             self.error = f"{type(e).__name__}: {e}"
             return self.figure
+        self.caption = _caption(self.caption_spec, fig, new)
+        if self.shared_axes:
+            fig = self._steady(fig)
         self.params, self.figure, self.error = new, fig, None
         return fig
 
+    def _steady(self, fig):
+        """Live face: the axes cover every figure the reader has seen so far (they grow, never jump
+        back), so a move of a control shows as a change. The figure is copied before it is changed."""
+        import copy
+
+        self._seen.append(copy.deepcopy(fig))
+        del self._seen[:-48]
+        ranges = shared_ranges(self._seen)
+        mine = _extents(fig)
+        _apply_ranges(fig, {k: v for k, v in ranges.items() if k in mine})
+        return fig
+
     # -- live face -------------------------------------------------------------------------------
+    def _live_controls(self, w):
+        for k, vals in self.controls_spec.items():
+            opts = [(self._fmt(k, v), v) for v in vals]
+            self.controls[k] = _live_control(w, self.labels[k], opts, self.params[k], self.kinds[k])
+        return list(self.controls.values())
+
     @property
     def widget(self):
         if self._widget is None:
@@ -318,54 +496,64 @@ class Interactive:
 
             out = w.Output()
             msg = w.HTML()
-            for k, vals in self.controls_spec.items():
-                opts = [(self._fmt(k, v), v) for v in vals]
-                s = w.SelectionSlider(options=opts, value=self.params[k], description=self.labels[k],
-                                      continuous_update=False, style={"description_width": "initial"},
-                                      layout=w.Layout(width="min(100%, 36em)"))
-                self.controls[k] = s
+            self._live_controls(w)
 
             def on_change(change, _key=None):
                 vals = {k: s.value for k, s in self.controls.items()}
                 fig = self.update(**vals)
-                msg.value = f"<span style='color:#D55E00'>{self.error}</span>" if self.error else ""
+                msg.value = f"<span style='color:#D55E00'>{html.escape(self.error)}</span>" if self.error else ""
                 with out:
                     out.clear_output(wait=True)
-                    display(Figure(fig, self.alt_text(**self.params)))
+                    display(Figure(fig, self.alt_text(**self.params), caption=None))
+                    if self.caption:
+                        display(_HTMLText(_live_caption(self.caption)))
 
             for s in self.controls.values():
                 s.observe(on_change, names="value")
             with out:
                 display(Figure(self.figure, self.alt_text(**self.params)))
+                if self.caption:
+                    display(_HTMLText(_live_caption(self.caption)))
             self._on_change = on_change
-            self._widget = w.VBox([*self.controls.values(), msg, out])
+            box = w.VBox([*self.controls.values(), msg, out],
+                         layout=w.Layout(border="1px solid #DDDDDD", padding="6px"))
+            self._widget = box
         return self._widget
 
     # -- static face -----------------------------------------------------------------------------
-    def to_html(self) -> str:
+    def _combos(self):
         keys = list(self.controls_spec)
         grids = [range(len(self.controls_spec[k])) for k in keys]
-        n = 1
-        for g in grids:
-            n *= len(g)
+        n = math.prod(len(g) for g in grids)
         if n > MAX_STATIC_FRAMES:
             raise ValueError(f"interactive figure has {n} combinations of control values; the website embeds "
                              f"at most {MAX_STATIC_FRAMES} (use fewer values per control)")
-        steps = {}
         for combo in itertools.product(*grids):
-            params = {k: self.controls_spec[k][i] for k, i in zip(keys, combo)}
+            yield "_".join(map(str, combo)), {k: self.controls_spec[k][i] for k, i in zip(keys, combo)}
+
+    def _static_controls(self):
+        keys = list(self.controls_spec)
+        init_idx = [self.controls_spec[k].index(self.params[k]) for k in keys]
+        controls = [(k, self.labels[k], [self._fmt(k, v) for v in self.controls_spec[k]], i, self.kinds[k])
+                    for k, i in zip(keys, init_idx)]
+        return "_".join(map(str, init_idx)), controls
+
+    def to_html(self) -> str:
+        steps, caps = {}, {}
+        for key, params in self._combos():
             try:
                 fig = self._checked(self.make_fig(**params), params)
             except Exception as e:
                 raise RuntimeError(f"interactive figure failed at {params}: {type(e).__name__}: {e}") from e
-            steps["_".join(map(str, combo))] = fig
+            caps[key] = _caption(self.caption_spec, fig, params)
+            steps[key] = fig
         if self.shared_axes:
             share_axes(list(steps.values()))
         figures = {k: _fig_json(f) for k, f in steps.items()}
-        init_idx = [self.controls_spec[k].index(self.params[k]) for k in keys]
-        controls = [(k, self.labels[k], [self._fmt(k, v) for v in self.controls_spec[k]], i)
-                    for k, i in zip(keys, init_idx)]
-        return _static_html(figures, "_".join(map(str, init_idx)), self.alt_text(**self.params), controls)
+        initial, controls = self._static_controls()
+        widths = [w for w in map(min_width, steps.values()) if w]
+        return _static_html(figures, initial, self.alt_text(**self.params), controls, captions=caps, name=self.name,
+                            min_px=max(widths) if widths else None)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         if in_book():
@@ -373,13 +561,27 @@ class Interactive:
         return self.widget._repr_mimebundle_(include=include, exclude=exclude)
 
 
+class _HTMLText:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def _repr_html_(self) -> str:
+        return self.text
+
+
 def interactive(make_fig: Callable[..., Any], controls: Mapping[str, Sequence[Any]], *, alt, defaults=None,
-                labels=None, formats=None, shared_axes: bool = True) -> Interactive:
+                labels=None, formats=None, shared_axes: bool = True, caption=None, name: str | None = None,
+                kinds: Mapping[str, str] | None = None) -> Interactive:
     """A figure the reader drives: ``make_fig(**params)`` returns a Plotly figure for one choice of
-    control values; ``controls`` maps each parameter to the values a slider steps through.
+    control values; ``controls`` maps each parameter to the values it can take.
+
+    Numbers get a slider with ticks; a few names or booleans get toggle buttons, many a dropdown
+    (``kinds={"param": "slider"}`` overrides, e.g. for names in an order). ``caption`` (text, or a
+    function of the control values) is printed under the figure and numbered; without it the figure's
+    title becomes the caption. ``name`` makes the figure referable: {figref}`name`.
 
     ``shared_axes``: on the website every step gets the same numeric axis ranges (the union over the
     steps, see :func:`share_axes`), so a change shows as a change; pass False where the steps are
     unrelated pictures."""
     return Interactive(make_fig, controls, alt=alt, defaults=defaults, labels=labels, formats=formats,
-                       shared_axes=shared_axes)
+                       shared_axes=shared_axes, caption=caption, name=name, kinds=kinds)

@@ -7,22 +7,60 @@ import shutil
 
 from ..core import ops
 from ..core.ir import Graph, Literal, Var
-from .palette import KIND_COLORS
+from .palette import DARK, KIND_COLORS
+
+
+#: the smallest label a drawing may show on screen, in CSS px, at any page width
+MIN_LABEL_PX = 11.0
+
+
+def _svg_size(svg: str) -> tuple[float, float]:
+    """(width, height) of a Graphviz SVG in its own units (pt)."""
+    m = re.search(r'<svg[^>]*\swidth="([\d.]+)pt"[^>]*\sheight="([\d.]+)pt"', svg)
+    return (float(m.group(1)), float(m.group(2))) if m else (400.0, 400.0)
+
+
+def _min_font(svg: str) -> float:
+    sizes = [float(x) for x in re.findall(r'font-size="([\d.]+)"', svg)]
+    return min(sizes) if sizes else 14.0
 
 
 class GraphDrawing:
-    """An SVG drawing with alt text; shows inline in notebooks and on the website."""
+    """An SVG drawing with alt text; shows inline in notebooks and on the website.
 
-    def __init__(self, svg: str, alt: str, source: str) -> None:
+    It never shrinks so far that its smallest label falls under :data:`MIN_LABEL_PX` on screen: on a
+    narrow page it keeps that width and scrolls sideways (with the book's scroll cue), and on the website
+    a button opens it full size. With a ``caption`` it is a numbered figure ("Figure 5.3")."""
+
+    def __init__(self, svg: str, alt: str, source: str, caption: str | None = None, name: str | None = None) -> None:
         self.svg = svg
         self.alt = alt
         self.source = source  # the Graphviz DOT text
+        self.caption = caption
+        self.name = name
+
+    def min_width_px(self) -> int:
+        """The narrowest on-screen width (CSS px) at which every label is still MIN_LABEL_PX or larger."""
+        w, _ = _svg_size(self.svg)
+        return int(-(-MIN_LABEL_PX * w // _min_font(self.svg)))
 
     def _repr_html_(self) -> str:
+        from .faces import _figure_wrap, in_book
+
         svg = re.sub(r"<\?xml[^>]*>|<!DOCTYPE[^>]*>|<!--.*?-->", "", self.svg, flags=re.S).strip()
-        svg = svg.replace("<svg ", '<svg style="max-width:100%;height:auto" ', 1)
-        return (f'<figure class="labsim-graph" role="img" aria-label="{html.escape(self.alt)}" '
-                f'style="margin:0;overflow-x:auto">{svg}</figure>')
+        w, _ = _svg_size(svg)
+        natural = w * 4 / 3  # pt -> CSS px
+        low = min(self.min_width_px(), natural)
+        svg = svg.replace("<svg ", f'<svg style="width:100%;max-width:{natural:.0f}px;min-width:{low:.0f}px;'
+                                   f'height:auto" ', 1)
+        button = ('<button type="button" class="labsim-fullsize" aria-label="Open the drawing full size">'
+                  "⤢ full size</button>") if in_book() else ""
+        body = (f'<div class="labsim-graph-box">{button}<div class="labsim-scroll-frame labsim-graph-frame">'
+                f'<div class="labsim-scroll"><div class="labsim-graph" role="img" aria-label="{html.escape(self.alt)}" '
+                f'style="margin:0">{svg}</div></div></div></div>')
+        if self.caption:
+            return _figure_wrap(body, html.escape(self.caption), self.name)
+        return body
 
     def _repr_svg_(self) -> str:
         return self.svg
@@ -38,8 +76,10 @@ def _label(n) -> str:
     return "\n".join(lines)
 
 
-def draw_graph(obj, *, title: str | None = None, rankdir: str = "TB", kernels: bool = True) -> GraphDrawing:
-    """Draw a :class:`Graph` (or a ``Program``: its graph, with each kernel boxed).
+def draw_graph(obj, *, title: str | None = None, rankdir: str = "TB", kernels: bool = True,
+               caption: str | None = None, name: str | None = None) -> GraphDrawing:
+    """Draw a :class:`Graph` (or a ``Program``: its graph, with each kernel boxed). ``caption`` makes it a
+    numbered figure; ``rankdir="LR"`` lays a long chain out left to right.
 
     Needs Graphviz's ``dot`` program (``make book`` installs it).
     """
@@ -69,7 +109,8 @@ def draw_graph(obj, *, title: str | None = None, rankdir: str = "TB", kernels: b
     def node_stmt(target, n, node_id, dup=False):
         kind = ops.get(n.op).kind.value
         target.node(node_id, _label(n) + ("\n(computed again here)" if dup else ""),
-                    fillcolor=KIND_COLORS.get(kind, "#FFFFFF"), style="filled,dashed" if dup else "filled")
+                    fillcolor=KIND_COLORS.get(kind, "#FFFFFF"), style="filled,dashed" if dup else "filled",
+                    fontcolor="#FFFFFF" if KIND_COLORS.get(kind) in DARK else "#000000")
 
     # A cheap op that fusion computes in several kernels is drawn once in each of them.
     kernels_of: dict[int, list[int]] = {}
@@ -117,7 +158,7 @@ def draw_graph(obj, *, title: str | None = None, rankdir: str = "TB", kernels: b
                     d.edge(src_id(a, ki), me)
                 elif isinstance(a, Literal):
                     lit = f"lit{n.out.id}_{ki}_{id(a) % 10007}"
-                    d.node(lit, str(a), shape="plaintext", style="", fontsize="9")
+                    d.node(lit, str(a), shape="plaintext", style="", fontsize="10")
                     d.edge(lit, me, style="dotted")
     for i, o in enumerate(g.outputs):
         d.node(f"out{i}", f"output {i}", shape="ellipse", fillcolor=KIND_COLORS["output"])
@@ -130,17 +171,17 @@ def draw_graph(obj, *, title: str | None = None, rankdir: str = "TB", kernels: b
     alt = (f"Dataflow graph of {g.name}: {len(g.inputs)} inputs, {len(g.nodes)} operations "
            f"({', '.join(f'{v} {k}' for k, v in counts.items())})"
            + (f", grouped into {len(prog.kernels)} kernels" if prog is not None and kernels else "") + ".")
-    return GraphDrawing(svg, alt, d.source)
+    return GraphDrawing(svg, alt, d.source, caption=caption, name=name)
 
 
-def pipeline_diagram(stages, *, alt: str, colors=None) -> GraphDrawing:
+def pipeline_diagram(stages, *, alt: str, colors=None, caption: str | None = None, name: str | None = None) -> GraphDrawing:
     """Boxes joined top to bottom by arrows: ``stages`` is a list of (title, line, line, ...).
 
     Drawn with Graphviz, so the SVG scales with the page (readable at phone width).
     """
     import graphviz
 
-    from .palette import SEQUENCE
+    from .palette import TINT
 
     if shutil.which("dot") is None:
         raise RuntimeError("pipeline_diagram needs Graphviz's `dot` program (apt/brew/conda install graphviz)")
@@ -149,10 +190,11 @@ def pipeline_diagram(stages, *, alt: str, colors=None) -> GraphDrawing:
                          node_attr={"shape": "box", "style": "rounded,filled", "fontname": "Helvetica",
                                     "fontsize": "11", "color": "#333333", "margin": "0.15,0.08"},
                          edge_attr={"color": "#333333", "arrowsize": "0.7"})
-    tints = colors or ["#D6EEFA", "#CCECE3", "#FAE7C2", "#F3DCEA", "#FBF8C8", "#EEEEEE"]
+    # stages carry no role of their own: one neutral tint unless the caller gives role tints
+    tints = colors or [TINT["host"]]
     for i, (title, *lines) in enumerate(stages):
-        rows = "".join(f'<BR/><FONT POINT-SIZE="9">{html.escape(str(x))}</FONT>' for x in lines)
+        rows = "".join(f'<BR/><FONT POINT-SIZE="10">{html.escape(str(x))}</FONT>' for x in lines)
         d.node(f"s{i}", f"<<B>{html.escape(str(title))}</B>{rows}>", fillcolor=tints[i % len(tints)])
         if i:
             d.edge(f"s{i - 1}", f"s{i}")
-    return GraphDrawing(d.pipe(format="svg").decode("utf-8"), alt, d.source)
+    return GraphDrawing(d.pipe(format="svg").decode("utf-8"), alt, d.source, caption=caption, name=name)

@@ -1,14 +1,85 @@
-"""Colour-blind-safe colours (Okabe & Ito, 2008) used by every figure."""
-OKABE_ITO = {
+"""The book's one palette: colour-blind-safe colours (Okabe & Ito, 2008), one meaning each.
+
+Every figure of the book, and every machine that draws, takes its colours from :data:`ROLE`, so a colour
+means the same thing on every page. The meanings:
+
+=========  ================  ==========================================================================
+role       colour            what it marks
+=========  ================  ==========================================================================
+compute    blue              work of a matrix unit or a kernel's compute time (tensor core, MXU, dot)
+vector     sky blue          vector/elementwise and reduction work (FMA lanes, VPU, fused loops)
+memory     orange            memory traffic: loads, stores, copies, HBM and PCIe transfers, data movement
+overhead   reddish purple    launch, dispatch and stall time: what is neither compute nor memory
+host       grey              the host CPU and its software (Python, framework, driver calls)
+idle       light grey        waiting, empty issue slots, unused processing elements, constants
+mismatch   vermillion        wrong, over a limit, differs from the reference, the binding limit
+match      bluish green      agrees with the reference, fits, within the limit
+data       yellow            input values and operands as data (a program's parameters)
+=========  ================  ==========================================================================
+
+:data:`SEQUENCE` is for series that carry no meaning of their own beyond "a different series" (several
+chips on one roofline, several sizes). Such a figure says in its legend or labels what each line is; a
+figure that mixes series with role colours draws its series in black and greys (:data:`NEUTRAL`).
+"""
+from __future__ import annotations
+
+from types import MappingProxyType
+
+OKABE_ITO = MappingProxyType({
     "orange": "#E69F00", "sky blue": "#56B4E9", "bluish green": "#009E73", "yellow": "#F0E442",
     "blue": "#0072B2", "vermillion": "#D55E00", "reddish purple": "#CC79A7", "grey": "#999999",
     "black": "#000000",
-}
-SEQUENCE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#999999"]
+})
 
-# op kinds and event kinds -> colour
-KIND_COLORS = {
-    "input": "#F0E442", "elementwise": "#56B4E9", "reduction": "#009E73", "contraction": "#E69F00",
-    "data movement": "#CC79A7", "constant": "#DDDDDD", "composite": "#D55E00", "output": "#FFFFFF",
-    "kernel": "#E69F00", "copy": "#56B4E9", "api": "#999999", "wait": "#DDDDDD", "launch": "#CC79A7",
-}
+#: concept -> colour, one meaning per colour across the whole book (see the module docstring)
+ROLE = MappingProxyType({
+    "compute": OKABE_ITO["blue"],
+    "vector": OKABE_ITO["sky blue"],
+    "memory": OKABE_ITO["orange"],
+    "overhead": OKABE_ITO["reddish purple"],
+    "host": OKABE_ITO["grey"],
+    "idle": "#DDDDDD",
+    "mismatch": OKABE_ITO["vermillion"],
+    "match": OKABE_ITO["bluish green"],
+    "data": OKABE_ITO["yellow"],
+})
+
+#: light tints of the roles, for filled areas behind text (graph clusters, table highlights)
+TINT = MappingProxyType({
+    "compute": "#CCE3F0", "vector": "#D6EEFA", "memory": "#FAE7C2", "overhead": "#F3DCEA",
+    "host": "#EEEEEE", "idle": "#F5F5F5", "mismatch": "#F7D9C4", "match": "#CCECE3", "data": "#FBF8C8",
+})
+
+#: series without a meaning of their own (chips, sizes): the same Okabe-Ito colours in a fixed order
+SEQUENCE = [OKABE_ITO["blue"], OKABE_ITO["orange"], OKABE_ITO["bluish green"], OKABE_ITO["vermillion"],
+            OKABE_ITO["reddish purple"], OKABE_ITO["sky blue"], OKABE_ITO["yellow"], OKABE_ITO["grey"]]
+
+#: neutral series colours (no role): black, then greys, told apart by dash and label
+NEUTRAL = ["#000000", "#555555", "#999999"]
+
+#: op kinds (graph nodes) and event kinds (timelines) -> colour, each through its role
+KIND_COLORS = MappingProxyType({
+    # graph nodes: what the op does
+    "input": ROLE["data"], "elementwise": ROLE["vector"], "reduction": ROLE["vector"],
+    "contraction": ROLE["compute"], "data movement": ROLE["memory"], "constant": ROLE["idle"],
+    "composite": "#FFFFFF", "output": "#FFFFFF",
+    # timeline events: where the time goes
+    "kernel": ROLE["compute"], "copy": ROLE["memory"], "api": ROLE["host"], "wait": ROLE["idle"],
+    "launch": ROLE["overhead"],
+})
+
+#: graph node text drawn on a dark fill is white
+DARK = frozenset({ROLE["compute"], ROLE["mismatch"], ROLE["match"]})
+
+#: buffer kinds (memory plans) -> colour
+BUFFER_COLORS = MappingProxyType({
+    "parameter": ROLE["data"], "constant": ROLE["idle"], "temporary": ROLE["memory"], "output": "#FFFFFF",
+})
+
+
+def role(name: str) -> str:
+    """The colour of a role, or a KeyError that lists the roles."""
+    try:
+        return ROLE[name]
+    except KeyError:
+        raise KeyError(f"no colour role {name!r}; the roles are {', '.join(ROLE)}") from None

@@ -14,14 +14,8 @@ import re
 from typing import Mapping
 
 from .faces import Interactive, interactive
-from .graph import draw_graph
+from .graph import MIN_LABEL_PX, _min_font, _svg_size, draw_graph
 from .plots import style
-
-
-def _svg_size(svg: str) -> tuple[float, float]:
-    """(width, height) of a Graphviz SVG, in points."""
-    m = re.search(r'<svg[^>]*\swidth="([\d.]+)pt"[^>]*\sheight="([\d.]+)pt"', svg)
-    return (float(m.group(1)), float(m.group(2))) if m else (400.0, 400.0)
 
 
 def before_after(prog, pass_name: str):
@@ -49,6 +43,13 @@ def pass_figure(prog, pass_name: str, caption: str = ""):
     width_px, max_h_px = 760.0, 800.0
     total_w = sum(w for w, _ in sizes)
     scale = min(1.3, width_px * 0.96 / total_w, max_h_px / max(h for _, h in sizes))
+    # ... but never so small that a label falls under MIN_LABEL_PX: then the figure is wider (and
+    # scrolls sideways on a narrow page) or taller
+    font = min(_min_font(sv) for sv in svgs)
+    scale = max(scale, MIN_LABEL_PX / font)
+    width_px = max(width_px, total_w * scale / 0.96)
+    # at a rendered width R the drawings show R * scale / width_px px per unit
+    min_width = int(width_px * MIN_LABEL_PX / (font * scale)) + 1
     plot_h = max(h for _, h in sizes) * scale / 0.94
     shares = [w / total_w for w, _ in sizes]
     height = int(max(260, plot_h + 100))
@@ -76,7 +77,9 @@ def pass_figure(prog, pass_name: str, caption: str = ""):
     fig.update_xaxes(visible=False, range=[0, 1])
     fig.update_yaxes(visible=False, range=[0, 1])
     title = f"Pass <b>{pass_name}</b>" + (f": {caption}" if caption else "")
-    return style(fig, title=title, height=height)
+    fig = style(fig, title=title, height=height)
+    fig.update_layout(meta={"min_width": min_width})
+    return fig
 
 
 def pass_slider(examples: Mapping[str, object], *, captions: Mapping[str, str] | None = None,

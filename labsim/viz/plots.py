@@ -7,7 +7,7 @@ import re
 from typing import Sequence
 
 from ..machines.events import Trace, UnitId
-from .palette import KIND_COLORS, SEQUENCE
+from .palette import BUFFER_COLORS, KIND_COLORS, NEUTRAL, ROLE, SEQUENCE
 
 
 def _finite(v) -> bool:
@@ -187,8 +187,7 @@ def buffer_chart(plan, *, title: str | None = None, names: bool = True):
         raise TypeError(f"buffer_chart: plan must be a BufferPlan, got {type(plan).__name__}{hint}")
     if not plan.buffers:
         raise ValueError("buffer_chart: the plan has no buffers, so there is nothing to draw")
-    colors = {"parameter": KIND_COLORS["input"], "constant": KIND_COLORS["constant"],
-              "temporary": KIND_COLORS["elementwise"], "output": KIND_COLORS["contraction"]}
+    colors = BUFFER_COLORS
     fig = go.Figure()
     scale, unit = (1e6, "MB") if plan.heap_bytes >= 1e6 else (1e3, "kB")
     shown = set()
@@ -197,16 +196,19 @@ def buffer_chart(plan, *, title: str | None = None, names: bool = True):
         y0, y1 = b.offset / scale, (b.offset + b.size) / scale
         fig.add_trace(go.Scatter(
             x=[x0, x1, x1, x0, x0], y=[y0, y0, y1, y1, y0], fill="toself", mode="lines",
-            line=dict(color="#333333", width=0.6), fillcolor=colors.get(b.kind, "#999999"),
+            line=dict(color="#333333", width=1.2 if b.kind == "output" else 0.6), fillcolor=colors.get(b.kind, ROLE["idle"]),
             name=b.kind, legendgroup=b.kind, showlegend=b.kind not in shown,
             hovertemplate=f"{b.name} ({b.kind})<br>{b.size:,} bytes at offset {b.offset:,}<br>"
                           f"kernels {b.first}…{b.last}<extra></extra>"))
         shown.add(b.kind)
         if names and (y1 - y0) > 0.04 * max(plan.heap_bytes / scale, 1e-9):
             fig.add_annotation(x=(x0 + x1) / 2, y=(y0 + y1) / 2, text=b.name, showarrow=False, font=dict(size=10))
-    fig.add_hline(y=plan.peak_bytes / scale, line_dash="dash", line_color="#D55E00",
+    fig.add_hline(y=plan.peak_bytes / scale, line_dash="dash", line_color="#000000",
                   annotation_text="peak live", annotation_position="top left")
-    fig.update_xaxes(title="kernel (step of the schedule; −1: before the first)", dtick=1)
+    steps = max(b.last for b in plan.buffers) - min(b.first for b in plan.buffers) + 1
+    # one tick per kernel while they fit; beyond that Plotly picks round steps (a strip of 60 numbers
+    # is unreadable)
+    fig.update_xaxes(title="kernel (step of the schedule; −1: before the first)", dtick=1 if steps <= 16 else None)
     fig.update_yaxes(title=f"device memory offset ({unit})", rangemode="tozero")
     return style(fig, title=title, height=380)
 
@@ -243,7 +245,7 @@ def roofline(chip, points=(), *, dtype: str = "bfloat16", unit=None, title: str 
         peak = c.peak_flops(dtype, unit)
         ys = np.minimum(peak, xs * c.hbm_bandwidth)
         fig.add_trace(go.Scatter(x=xs, y=ys / 1e12, mode="lines", name=f"{c.name.split(' (')[0]} ({dtype})",
-                                 line=dict(color=SEQUENCE[i % len(SEQUENCE)], width=3 if i == 0 else 2,
+                                 line=dict(color=NEUTRAL[i % len(NEUTRAL)], width=3 if i == 0 else 2,
                                            dash="solid" if i == 0 else "dash")))
         ridge = peak / c.hbm_bandwidth
         if i == 0:
@@ -261,7 +263,7 @@ def roofline(chip, points=(), *, dtype: str = "bfloat16", unit=None, title: str 
         many = len(labels) > 6
         fig.add_trace(go.Scatter(x=xi, y=yi, mode="markers" if many else "markers+text", text=labels,
                                  textposition=(["top left", "bottom right"] * len(labels))[:len(labels)] if not many else None,
-                                 marker=dict(size=11, color="#D55E00", symbol="diamond",
+                                 marker=dict(size=11, color=ROLE["compute"], symbol="diamond",
                                              line=dict(color="#000000", width=1)),
                                  name="kernels", hovertemplate="%{text}<br>%{x:.3g} FLOP/B, %{y:.3g} TFLOP/s<extra></extra>"))
     fig.update_xaxes(type="log", title="intensity (FLOP per byte of HBM traffic)", range=[np.log10(xrange[0]), np.log10(xrange[1])])

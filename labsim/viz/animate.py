@@ -1,0 +1,245 @@
+"""Animations with both faces: a play button and a step slider, on the website and in JupyterLab.
+
+``animate(make_frames, controls, alt=...)``: ``make_frames(**params)`` returns the frames of one
+animation as a list of Plotly figures, one per step, each with the same traces (number and types) so
+Plotly can move between them. Controls work as in :func:`~labsim.viz.interactive` (sliders for numbers,
+toggle buttons or a dropdown for names).
+
+- Website (``LABSIM_BOOK=1``): for every combination of control values, one Plotly figure with frames,
+  Plotly's own play/pause buttons and a step slider; the axes are the union over every frame of every
+  combination, so they stay put. Caption and alt text as for any figure.
+- JupyterLab: the controls, an ipywidgets ``Play`` button linked to a step slider, and the figure of the
+  current step. The frames of a control combination are computed once and kept.
+
+Keep frames small (the page must stay under 1 MB): at most :data:`MAX_STEPS` steps, few points per trace.
+"""
+from __future__ import annotations
+
+import copy
+import html
+import json
+from typing import Any, Callable, Mapping, Sequence
+
+from .faces import (Figure, Interactive, _caption, _fig_json, _HTMLText, _live_caption, _static_html,
+                    figure_problem, in_book, shared_ranges, _apply_ranges, _extents)
+
+MAX_STEPS = 120
+
+
+def _checked_frames(frames, params) -> list:
+    where = f"animate: make_frames({', '.join(f'{k}={v!r}' for k, v in params.items())})"
+    if not isinstance(frames, (list, tuple)) or not frames:
+        raise ValueError(f"{where} must return a non-empty list of Plotly figures, got {type(frames).__name__}")
+    if len(frames) > MAX_STEPS:
+        raise ValueError(f"{where} returned {len(frames)} steps; an animation has at most {MAX_STEPS} "
+                         f"(sample the steps)")
+    shape = None
+    for i, f in enumerate(frames):
+        problem = figure_problem(f)
+        if problem:
+            raise ValueError(f"{where}: step {i} cannot be drawn: {problem}")
+        s = [t.type for t in f.data]
+        if shape is None:
+            shape = s
+        elif s != shape:
+            raise ValueError(f"{where}: step {i} has traces {s}, step 0 has {shape}; every step needs the "
+                             f"same traces so the animation can move between them")
+    return list(frames)
+
+
+def _frame_layout(f) -> dict:
+    """What of a step's layout changes from step to step (annotations, shapes, axis titles)."""
+    lay = f.layout.to_plotly_json()
+    keep = {k: lay[k] for k in ("annotations", "shapes") if k in lay}
+    keep.setdefault("annotations", [])
+    keep.setdefault("shapes", [])
+    return keep
+
+
+class Animation(Interactive):
+    """A stepped figure driven by a play button and a step slider (see the module docstring)."""
+
+    def __init__(self, make_frames: Callable[..., Sequence[Any]], controls: Mapping[str, Sequence[Any]] | None = None,
+                 *, alt, step_label: str = "step", step_labels: Callable[..., Sequence[str]] | None = None,
+                 defaults=None, labels=None, formats=None, caption=None, name: str | None = None,
+                 kinds=None, frame_ms: int = 500):
+        self.make_frames = make_frames
+        self.step_label = step_label
+        self.step_labels_fn = step_labels
+        self.frame_ms = int(frame_ms)
+        self._frames_cache: dict[tuple, list] = {}
+        self.step = 0
+        controls = dict(controls or {})
+        self._no_controls = not controls
+        if self._no_controls:
+            controls = {"_": [0]}
+        super().__init__(lambda **p: copy.deepcopy(self.frames_for(**p)[0]), controls, alt=alt, defaults=defaults,
+                         labels=labels, formats=formats, shared_axes=True, caption=caption, name=name, kinds=kinds)
+
+    def _params(self, params):
+        return {} if self._no_controls else {k: v for k, v in params.items() if k != "_"}
+
+    def frames_for(self, **params) -> list:
+        """The frames (Plotly figures) of the animation for these control values, made once (do not
+        change them: the faces copy them before fixing their axes)."""
+        key = tuple(sorted((k, repr(v)) for k, v in params.items()))
+        if key not in self._frames_cache:
+            frames = _checked_frames(self.make_frames(**self._params(params)), params)
+            ranges = shared_ranges(frames)
+            self._frames_cache[key] = (frames, ranges)
+            if len(self._frames_cache) > 32:
+                self._frames_cache.pop(next(iter(self._frames_cache)))
+        return self._frames_cache[key][0]
+
+    def _ranges_for(self, **params):
+        self.frames_for(**params)
+        return self._frames_cache[tuple(sorted((k, repr(v)) for k, v in params.items()))][1]
+
+    def _step_names(self, params, n) -> list[str]:
+        if self.step_labels_fn is not None:
+            names = [str(s) for s in self.step_labels_fn(**self._params(params))]
+            if len(names) != n:
+                raise ValueError(f"animate: step_labels gave {len(names)} labels for {n} steps")
+            return names
+        return [str(i) for i in range(n)]
+
+    # -- static face: one Plotly figure with frames per control combination ----------------------
+    def _animated(self, frames, params):
+        import plotly.graph_objects as go
+
+        names = self._step_names(params, len(frames))
+        base = copy.deepcopy(frames[0])
+        base.frames = [go.Frame(data=f.data, layout=_frame_layout(f), name=str(i)) for i, f in enumerate(frames)]
+        play = dict(label="▶ play", method="animate",
+                    args=[None, {"frame": {"duration": self.frame_ms, "redraw": True}, "fromcurrent": True,
+                                 "transition": {"duration": 0}}])
+        pause = dict(label="❚❚ pause", method="animate",
+                     args=[[None], {"frame": {"duration": 0, "redraw": False}, "mode": "immediate",
+                                    "transition": {"duration": 0}}])
+        base.update_layout(
+            updatemenus=[dict(type="buttons", direction="left", buttons=[play, pause], showactive=False,
+                              x=0, xanchor="left", y=-0.2, yanchor="top", pad=dict(t=24, r=8),
+                              font=dict(size=13))],
+            sliders=[dict(active=0, x=0.3, len=0.7, y=-0.2, yanchor="top", pad=dict(t=8, b=4),
+                          currentvalue=dict(prefix=f"{self.step_label}: ", font=dict(size=13), xanchor="left"),
+                          font=dict(size=11),
+                          steps=[dict(label=n, method="animate",
+                                      args=[[str(i)], {"mode": "immediate", "frame": {"duration": 0, "redraw": True},
+                                                       "transition": {"duration": 0}}])
+                                 for i, n in enumerate(names)])])
+        m = base.layout.margin
+        base.layout.margin.b = max((m.b or 0) if m is not None else 0, 110)
+        base.layout.height = (base.layout.height or 360) + 80
+        return base
+
+    def to_html(self) -> str:
+        figures, caps = {}, {}
+        all_frames, all_params = {}, {}
+        for key, params in self._combos():
+            all_params[key] = params
+            try:
+                frames = self.frames_for(**params)
+            except Exception as e:
+                raise RuntimeError(f"animation failed at {self._params(params)}: {type(e).__name__}: {e}") from e
+            caps[key] = _caption(self.caption_spec, copy.deepcopy(frames[0]), self._params(params))
+            all_frames[key] = [copy.deepcopy(f) for f in frames]
+        # one set of axes for every step of every combination: a change of control shows as a change
+        flat = [f for fr in all_frames.values() for f in fr]
+        ranges = shared_ranges(flat)
+        for key, frames in all_frames.items():
+            for f in frames:
+                _apply_ranges(f, {k: v for k, v in ranges.items() if k in _extents(f)})
+                _caption(None, f)  # titles leave the plot (the caption carries them)
+            figures[key] = _fig_json(self._animated(frames, all_params[key]))
+        initial, controls = self._static_controls()
+        if self._no_controls:
+            controls = []
+        return _static_html(figures, initial, self.alt_text(**self._params(self.params)), controls,
+                            captions=caps, name=self.name)
+
+    def alt_text(self, **params) -> str:
+        return self.alt(**self._params(params)) if callable(self.alt) else self.alt
+
+    # -- live face: controls, a Play button linked to a step slider, the current step -------------
+    @property
+    def widget(self):
+        if self._widget is None:
+            import ipywidgets as w
+            from IPython.display import display
+
+            out = w.Output()
+            msg = w.HTML()
+            controls = [] if self._no_controls else self._live_controls(w)
+            n = len(self.frames_for(**self.params))
+            play = w.Play(value=0, min=0, max=n - 1, step=1, interval=self.frame_ms, description="play")
+            step = w.IntSlider(value=0, min=0, max=n - 1, description=self.step_label,
+                               continuous_update=True, style={"description_width": "initial"},
+                               layout=w.Layout(width="min(100%, 40em)"))
+            w.jslink((play, "value"), (step, "value"))
+            self.play, self.step_slider = play, step
+
+            def draw():
+                frames = self.frames_for(**self.params)
+                i = min(step.value, len(frames) - 1)
+                self.step = i
+                with out:
+                    out.clear_output(wait=True)
+                    fig = copy.deepcopy(frames[i])
+                    _caption(None, fig)
+                    # the axes of every step of this animation are one (they stay put while it plays)
+                    ranges = self._ranges_for(**self.params)
+                    _apply_ranges(fig, {k: v for k, v in ranges.items() if k in _extents(fig)})
+                    display(Figure(fig, self.alt_text(**self.params)))
+                    if self.caption:
+                        display(_HTMLText(_live_caption(self.caption)))
+
+            def on_control(change):
+                new = {k: s.value for k, s in self.controls.items()}
+                try:
+                    frames = self.frames_for(**{**self.params, **new})
+                except Exception as e:  # the figure is never left broken
+                    self.error = f"{type(e).__name__}: {e}"
+                    msg.value = f"<span style='color:#D55E00'>{html.escape(self.error)}</span>"
+                    return
+                self.error, msg.value = None, ""
+                self.params = {**self.params, **new}
+                self.caption = _caption(self.caption_spec, copy.deepcopy(frames[0]), self._params(self.params))
+                play.max = step.max = len(frames) - 1
+                step.value = min(step.value, step.max)
+                draw()
+
+            for c in self.controls.values():
+                c.observe(on_control, names="value")
+            step.observe(lambda change: draw(), names="value")
+            self._on_change = on_control
+            self._draw = draw
+            draw()
+            self._widget = w.VBox([*controls, w.HBox([play, step]), msg, out],
+                                  layout=w.Layout(border="1px solid #DDDDDD", padding="6px"))
+        return self._widget
+
+    def update(self, **params):
+        """Recompute for new control values (tests use it like the live callback); returns step 0."""
+        new = {**self.params, **params}
+        try:
+            frames = self.frames_for(**new)
+        except Exception as e:
+            self.error = f"{type(e).__name__}: {e}"
+            return self.figure
+        fig = copy.deepcopy(frames[0])
+        self.caption = _caption(self.caption_spec, fig, self._params(new))
+        self.params, self.figure, self.error = new, fig, None
+        return fig
+
+
+def animate(make_frames: Callable[..., Sequence[Any]], controls: Mapping[str, Sequence[Any]] | None = None, *,
+            alt, step_label: str = "step", step_labels=None, defaults=None, labels=None, formats=None,
+            caption=None, name: str | None = None, kinds=None, frame_ms: int = 500) -> Animation:
+    """An animation with a play button and a step slider on both faces (see the module docstring).
+
+    ``make_frames(**params)`` returns one Plotly figure per step (same traces in each). ``step_labels``
+    (a function of the control values) names the steps ("cycle 3"); ``frame_ms`` is the time per step
+    when playing."""
+    return Animation(make_frames, controls, alt=alt, step_label=step_label, step_labels=step_labels,
+                     defaults=defaults, labels=labels, formats=formats, caption=caption, name=name,
+                     kinds=kinds, frame_ms=frame_ms)
