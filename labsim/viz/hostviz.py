@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..machines.events import Trace
-from .palette import KIND_COLORS
+from .palette import NEUTRAL, ROLE
 from .plots import _time_unit, style, timeline
 
-_IDLE = KIND_COLORS["wait"]   # light grey: waiting, empty slots
-_DATA = KIND_COLORS["input"]  # yellow: input values as data
-_SPAN = "#000000"
+_IDLE = ROLE["idle"]  # light grey: lanes a mask left empty
+_DATA = ROLE["data"]  # yellow: the values a program works on
+_SPAN = NEUTRAL[0]    # black: measured spans and the "now" line carry no role
 
 
 def _scale(trace: Trace, max_time: float | None) -> tuple[float, str]:
