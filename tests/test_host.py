@@ -307,6 +307,16 @@ def test_a_program_with_two_outputs_gives_two_futures():
     np.testing.assert_allclose(np.asarray(b), np.sum(v * v), rtol=1e-5)
 
 
+def test_resident_arrays_need_no_copy():
+    m = Machine("H100 SXM")
+    v = np.arange(4, dtype=np.float32)
+    a = m.resident(v, name="w")
+    assert a.ready == 0.0 and not m.trace.events
+    b = m.call(ls.trace(lambda x: x + 1.0, S((4,))), a)
+    np.testing.assert_array_equal(np.asarray(b), v + 1)
+    assert len(m.trace.of_kind(EventKind.COPY)) == 1  # only the read back
+
+
 def test_kernels_wait_for_inputs_copied_on_another_stream():
     g = ls.trace(lambda x: x * 2.0, S((1 << 20,)))
     m = Machine("H100 SXM")

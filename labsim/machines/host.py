@@ -288,6 +288,18 @@ class Machine:
         self._stream_end[s] = end
         return Array(self, name, aval, end, value, pinned)
 
+    def resident(self, x, *, name: str | None = None) -> Array:
+        """An array already in device memory (put there by an earlier call, or a model's weights): no copy,
+        ready now. ``x`` is a NumPy array or a ShapeDtype (timing only)."""
+        import numpy as np
+
+        if isinstance(x, ShapeDtype):
+            aval, value = x, None
+        else:
+            value = np.asarray(x)
+            aval = ShapeDtype(value.shape, str(value.dtype))
+        return Array(self, name or self._fresh("x"), aval, self.now, value)
+
     def get(self, a: Array, *, pinned: bool = True, stream: int = 0):
         """Read ``a`` on the host (``np.asarray``, ``jax.device_get``): copy it device → host, wait, return
         its value (None for an array made from shapes only). Into pageable memory the host also copies

@@ -20,22 +20,25 @@ def _scale(trace: Trace, max_time: float | None) -> tuple[float, str]:
 def timeline_spans(trace: Trace, spans: Sequence[tuple[str, float, float]], *, title: str | None = None,
                    max_time: float | None = None, height: int | None = None):
     """``timeline(trace)`` with measured spans drawn above the rows: ``(label, start, end)`` in seconds,
-    e.g. what a stopwatch around a region reads. Each span is a bracket with its label and length."""
+    e.g. what a stopwatch around a region reads. Each span is a bracket with its label and length, in a
+    band at the top of the plot area (the rows move down to make room)."""
     fig = timeline(trace, title=title, max_time=max_time, height=height)
     scale, unit = _scale(trace, max_time)
     n = len(spans)
+    row = 30  # pixels per span
+    fig.update_layout(height=(fig.layout.height or 300) + row * n)
+    plot_px = max(fig.layout.height - 110, 60)  # about the plot area: the height less axis title and legend
+    fig.update_yaxes(domain=[0, max(0.2, 1 - (row * n + 6) / plot_px)])
     for i, (label, t0, t1) in enumerate(spans):
         if not t1 >= t0:
             raise ValueError(f"timeline_spans: span {label!r} ends ({t1}) before it starts ({t0})")
-        y = 1.04 + 0.1 * (n - 1 - i)
+        y = -(row * i + 22)  # pixels below the top of the plot area
         x0, x1 = t0 * scale, t1 * scale
-        for xa, xb, ya, yb in ((x0, x1, y, y), (x0, x0, y - 0.025, y + 0.025), (x1, x1, y - 0.025, y + 0.025)):
-            fig.add_shape(type="line", xref="x", yref="paper", x0=xa, x1=xb, y0=ya, y1=yb,
-                          line=dict(color=_SPAN, width=2))
-        fig.add_annotation(xref="x", yref="paper", x=x0, y=y + 0.01, xanchor="left", yanchor="bottom",
+        for xa, xb, ya, yb in ((x0, x1, y, y), (x0, x0, y - 5, y + 5), (x1, x1, y - 5, y + 5)):
+            fig.add_shape(type="line", xref="x", yref="paper", ysizemode="pixel", yanchor=1, x0=xa, x1=xb,
+                          y0=ya, y1=yb, line=dict(color=_SPAN, width=2))
+        fig.add_annotation(xref="x", yref="paper", x=x0, y=1, yshift=y + 4, xanchor="left", yanchor="bottom",
                            showarrow=False, text=f"{label}: {(t1 - t0) * scale:,.3g} {unit}", font=dict(size=12))
-    fig.update_layout(margin=dict(t=(60 if title else 20) + 34 * n))
-    fig.update_layout(height=(fig.layout.height or 300) + 34 * n)
     return fig
 
 
@@ -82,14 +85,12 @@ def programs(run, *, title: str | None = None, max_programs: int = 32):
     if not recs:
         raise ValueError("programs: the launch ran no program")
     lanes = max(r.lanes for r in recs) or 1
-    z, text = [], []
     block = run.constants.get("BLOCK_SIZE", lanes)
-    for r in recs:
-        z.append([1 if j < r.active else 0 for j in range(lanes)])
-        text.append([f"program {r.pid}, lane {j}: element {r.pid * block + j}"
-                     + ("" if j < r.active else " (masked: idle)") for j in range(lanes)])
-    fig = go.Figure(go.Heatmap(z=z, text=text, hoverinfo="text", zmin=0, zmax=1, showscale=False,
+    z = [[1 if j < r.active else 0 for j in range(lanes)] for r in recs]
+    # no per-cell hover text: a 1,000-lane launch would put 1,000 strings per figure into the page
+    fig = go.Figure(go.Heatmap(z=z, zmin=0, zmax=1, showscale=False,
                                colorscale=[[0, _IDLE], [0.5, _IDLE], [0.5, _DATA], [1, _DATA]],
+                               hovertemplate="program %{y}, lane %{x}: active = %{z}<extra></extra>",
                                xgap=1 if lanes <= 64 else 0, ygap=2))
     fig.update_yaxes(title="program (pid)", autorange="reversed", tickmode="array",
                      tickvals=list(range(len(recs))), ticktext=[str(r.pid) for r in recs])
