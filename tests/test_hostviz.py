@@ -24,7 +24,7 @@ def test_spans_are_drawn_with_their_lengths():
     tr = small_trace()
     fig = viz.timeline_spans(tr, [("without sync", 0.0, 5 * US), ("with sync", 0.0, tr.end)])
     texts = [a.text for a in fig.layout.annotations]
-    assert texts[0] == "without sync: 5 µs" and texts[1].startswith("with sync: ")
+    assert texts[0] == "without sync: 5 µs" and texts[1] == f"with sync: {tr.end * 1e6:,.3g} µs"
     assert len(fig.layout.shapes) == 6  # a bracket of three lines per span
     with pytest.raises(ValueError, match="ends"):
         viz.timeline_spans(tr, [("bad", 2.0, 1.0)])
@@ -64,3 +64,13 @@ def test_programs_figure_marks_the_masked_tail():
     z = np.array(fig.data[0].z)
     assert z.shape == (4, 32)
     assert z[:3].all() and z[3].sum() == 100 - 3 * 32  # the last program: 4 lanes active, 28 idle
+
+
+def test_steps_by_count_show_what_was_enqueued_in_full():
+    tr = small_trace()
+    n = len(tr.events)
+    frames = viz.timeline_steps(tr, [0.0, 0.0, 0.0], upto=[0, 2, n])
+    shown = [sum(x is not None for t in f.data for x in t.x) for f in frames]
+    assert shown == [0, 2, n]
+    full = viz.timeline(tr)
+    assert [list(t.x) for t in frames[-1].data] == [list(t.x) for t in full.data]

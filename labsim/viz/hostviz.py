@@ -17,6 +17,12 @@ def _scale(trace: Trace, max_time: float | None) -> tuple[float, str]:
     return _time_unit(max_time if max_time is not None else trace.duration or 1e-6)
 
 
+def _span_text(seconds: float) -> str:
+    """A span's length in its own unit (µs, ms or s), so a short span does not read 0.0238 ms."""
+    k, unit = _time_unit(seconds or 1e-9)
+    return f"{seconds * k:,.3g} {unit}"
+
+
 def timeline_spans(trace: Trace, spans: Sequence[tuple[str, float, float]], *, title: str | None = None,
                    max_time: float | None = None, height: int | None = None):
     """``timeline(trace)`` with measured spans drawn above the rows: ``(label, start, end)`` in seconds,
@@ -38,32 +44,44 @@ def timeline_spans(trace: Trace, spans: Sequence[tuple[str, float, float]], *, t
             fig.add_shape(type="line", xref="x", yref="paper", ysizemode="pixel", yanchor=1, x0=xa, x1=xb,
                           y0=ya, y1=yb, line=dict(color=_SPAN, width=2))
         fig.add_annotation(xref="x", yref="paper", x=x0, y=1, yshift=y + 4, xanchor="left", yanchor="bottom",
-                           showarrow=False, text=f"{label}: {(t1 - t0) * scale:,.3g} {unit}", font=dict(size=12))
+                           showarrow=False, text=f"{label}: {_span_text(t1 - t0)}", font=dict(size=12))
     return fig
 
 
 def timeline_steps(trace: Trace, times: Sequence[float], *, titles: Sequence[str] | None = None,
-                   max_time: float | None = None, height: int | None = None, notes: Sequence[str] | None = None):
+                   max_time: float | None = None, height: int | None = None, notes: Sequence[str] | None = None,
+                   upto: Sequence[int] | None = None):
     """One timeline figure per time in ``times``: the events up to that moment (cut off at it) and a
-    "now" line. Every figure has the same traces (one per event kind), as an animation needs; the x-axis
-    is the whole trace's, so nothing jumps."""
+    "now" line. With ``upto``, step i instead shows the first ``upto[i]`` events of the trace in full,
+    whenever they run: what has been *enqueued* by then (the "now" line is still ``times[i]``).
+    Every figure has the same traces (one per event kind), as an animation needs; the x-axis is the
+    whole trace's, so nothing jumps."""
     import plotly.graph_objects as go
 
     if not times:
         raise ValueError("timeline_steps: give at least one time")
     if titles is not None and len(titles) != len(times):
         raise ValueError(f"timeline_steps: {len(titles)} titles for {len(times)} times; give one per time")
+    if upto is not None and len(upto) != len(times):
+        raise ValueError(f"timeline_steps: {len(upto)} counts in upto for {len(times)} times; give one per time")
     end = max_time if max_time is not None else trace.end
     base_fig = timeline(trace, max_time=end, height=height)
     scale, _ = _scale(trace, end)
+    # the position in the trace of each bar of each Plotly trace (timeline draws one trace per kind, in order)
+    order = {}
+    for k, e in enumerate(trace.events):
+        order.setdefault(e.kind.value, []).append(k)
     frames = []
     for i, t in enumerate(times):
         f = go.Figure(base_fig)
         cut = t * scale
         for tr in f.data:
             xs = []
-            for b, x in zip(tr.base, tr.x):
-                xs.append(None if b >= cut else min(b + x, cut) - b)  # not started yet: no bar
+            for j, (b, x) in enumerate(zip(tr.base, tr.x)):
+                if upto is not None:
+                    xs.append(x if order[tr.name][j] < upto[i] else None)
+                else:
+                    xs.append(None if b >= cut else min(b + x, cut) - b)  # not started yet: no bar
             tr.x = xs
         f.add_shape(type="line", xref="x", yref="paper", x0=cut, x1=cut, y0=0, y1=1,
                     line=dict(color=_SPAN, width=1, dash="dot"))
