@@ -63,7 +63,7 @@ sysdeps:
 # outputs may change too, so the cache is dropped (the chapters then run again, about 25 s).
 LABSIM_SRC := $(shell find labsim -name '*.py' 2>/dev/null)
 _build/.labsim-stamp: $(LABSIM_SRC) crosscheck/refs/xla.json crosscheck/refs/torch_flops.json
-	rm -rf _build/.jupyter_cache _build/jupyter_execute
+	rm -rf _build/.jupyter_cache _build/jupyter_execute _build/.doctrees
 	@mkdir -p _build && touch $@
 
 book: $(STAMP) sysdeps _build/.labsim-stamp

@@ -7,6 +7,7 @@ import json
 import math
 import re
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -457,3 +458,12 @@ def test_live_axes_grow_and_never_jump_back():
     small = f.update(k=1)
     # after the reader has seen k = 100, the axis still reaches 100 when k goes back to 1
     assert small.layout.yaxis.range[1] >= 100
+
+
+def test_the_books_colour_legend_is_the_palette():
+    """book/intro.md lists every role of labsim.viz.palette.ROLE with its colour (and nothing else)."""
+    from labsim.viz.palette import ROLE
+
+    text = (Path(__file__).resolve().parent.parent / "book" / "intro.md").read_text(encoding="utf-8")
+    rows = re.findall(r'style="background:(#[0-9A-Fa-f]{6})"></span> `([a-z]+)`', text)
+    assert dict((r, c) for c, r in rows) == dict(ROLE)

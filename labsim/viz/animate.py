@@ -155,7 +155,7 @@ class Animation(Interactive):
         if self._no_controls:
             controls = []
         return _static_html(figures, initial, self.alt_text(**self._params(self.params)), controls,
-                            captions=caps, name=self.name)
+                            captions=caps, name=self.name, height=(frames[0].layout.height or 360) + 80)
 
     def alt_text(self, **params) -> str:
         return self.alt(**self._params(params)) if callable(self.alt) else self.alt

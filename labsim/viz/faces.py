@@ -124,7 +124,7 @@ def min_width(fig) -> int | None:
 
 def _static_html(figures: Mapping[str, str], initial: str, alt: str, controls: Sequence[tuple] = (), *,
                  captions: Mapping[str, str] | None = None, name: str | None = None,
-                 min_px: int | None = None) -> str:
+                 min_px: int | None = None, height: int | None = None) -> str:
     """``controls``: (param name, label, value labels, initial index, kind) per control; ``captions``:
     the caption (HTML) per figure key, shown under the figure with its number (book/_ext numbers it)."""
     fid = "lsfig-" + uuid.uuid4().hex[:10]
@@ -139,7 +139,7 @@ def _static_html(figures: Mapping[str, str], initial: str, alt: str, controls: S
                + (', "captions": ' + json.dumps(caps).replace("</", "<\\/") if len(set(caps.values())) > 1 else "")
                + ', "figures": {' + ", ".join(f"{json.dumps(k)}: {v}" for k, v in figures.items()) + "}}")
     plot = (f'<div class="labsim-plot" role="img" aria-label="{html.escape(alt)}" '
-            f'style="width:100%;min-height:300px{f";min-width:{min_px}px" if min_px else ""}"></div>')
+            f'style="width:100%;min-height:{int(height or 300)}px{f";min-width:{min_px}px" if min_px else ""}"></div>')
     if min_px:  # a wide drawing keeps its size and scrolls sideways, with the book's scroll cue
         plot = f'<div class="labsim-scroll-frame"><div class="labsim-scroll">{plot}</div></div>'
     body = (f'<div class="labsim-figure" id="{fid}" data-labsim-kind="{kind}">{ctl}{plot}'
@@ -353,7 +353,7 @@ class Figure:
 
     def to_html(self) -> str:
         return _static_html({"0": _fig_json(self.fig)}, "0", self.alt, captions={"0": self.caption}, name=self.name,
-                            min_px=min_width(self.fig))
+                            min_px=min_width(self.fig), height=self.fig.layout.height)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         if in_book():
@@ -553,7 +553,8 @@ class Interactive:
         initial, controls = self._static_controls()
         widths = [w for w in map(min_width, steps.values()) if w]
         return _static_html(figures, initial, self.alt_text(**self.params), controls, captions=caps, name=self.name,
-                            min_px=max(widths) if widths else None)
+                            min_px=max(widths) if widths else None,
+                            height=min((f.layout.height or 450) for f in steps.values()))
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         if in_book():

@@ -106,4 +106,4 @@ def pass_slider(examples: Mapping[str, object], *, captions: Mapping[str, str] |
 
     return interactive(lambda pass_name: figures[pass_name], {"pass_name": list(examples)},
                        defaults={"pass_name": default or next(iter(examples))}, labels={"pass_name": "pass"},
-                       alt=alt)
+                       alt=alt, kinds={"pass_name": "slider"})  # the passes run in this order: a slider

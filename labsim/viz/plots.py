@@ -246,7 +246,10 @@ def roofline(chip, points=(), *, dtype: str = "bfloat16", unit=None, title: str 
         ys = np.minimum(peak, xs * c.hbm_bandwidth)
         fig.add_trace(go.Scatter(x=xs, y=ys / 1e12, mode="lines", name=f"{c.name.split(' (')[0]} ({dtype})",
                                  line=dict(color=NEUTRAL[i % len(NEUTRAL)], width=3 if i == 0 else 2,
-                                           dash="solid" if i == 0 else "dash")))
+                                           dash="solid" if i == 0 else "dash"), showlegend=False))
+        # a direct label on the roof's flat end instead of a legend entry
+        fig.add_annotation(x=np.log10(xs[-1]), y=np.log10(ys[-1] / 1e12), text=f"{c.name.split(' (')[0]} ({dtype})",
+                           showarrow=False, xanchor="right", yanchor="bottom", font=dict(size=12, color=NEUTRAL[i % len(NEUTRAL)]))
         ridge = peak / c.hbm_bandwidth
         if i == 0:
             fig.add_vline(x=ridge, line_dash="dot", line_color="#999999",
@@ -254,18 +257,31 @@ def roofline(chip, points=(), *, dtype: str = "bfloat16", unit=None, title: str 
     c0 = get(chip)
     peak0 = c0.peak_flops(dtype, unit)
     if points:
-        labels, xi, yi = [], [], []
+        # points at the same place (to 1 %) share one marker, so every kernel stays visible as a name
+        groups: list[list] = []
         for lab, inten, achieved in points:
-            labels.append(lab)
-            xi.append(inten)
-            yi.append((achieved if achieved is not None else min(peak0, inten * c0.hbm_bandwidth)) / 1e12)
-        # with many points the labels collide: keep them in the hover text only
-        many = len(labels) > 6
-        fig.add_trace(go.Scatter(x=xi, y=yi, mode="markers" if many else "markers+text", text=labels,
-                                 textposition=(["top left", "bottom right"] * len(labels))[:len(labels)] if not many else None,
+            y = (achieved if achieved is not None else min(peak0, inten * c0.hbm_bandwidth)) / 1e12
+            for g in groups:
+                if abs(math.log10(g[1] / inten)) < 0.005 and abs(math.log10(g[2] / y)) < 0.005:
+                    g[0].append(lab)
+                    break
+            else:
+                groups.append([[lab], inten, y])
+        names = [", ".join(g[0]) for g in groups]
+        xi, yi = [g[1] for g in groups], [g[2] for g in groups]
+        # direct labels: the names themselves while they fit; with many markers, numbers on the plot and
+        # the key in the caption (the figure's title becomes its caption)
+        many = len(groups) > 6
+        text = [str(i + 1) for i in range(len(groups))] if many else names
+        fig.add_trace(go.Scatter(x=xi, y=yi, mode="markers+text", text=text, customdata=names,
+                                 textposition=(["top left", "bottom right"] * len(groups))[:len(groups)] if not many
+                                 else "top center", textfont=dict(size=12),
                                  marker=dict(size=11, color=ROLE["compute"], symbol="diamond",
                                              line=dict(color="#000000", width=1)),
-                                 name="kernels", hovertemplate="%{text}<br>%{x:.3g} FLOP/B, %{y:.3g} TFLOP/s<extra></extra>"))
+                                 name="kernels", showlegend=False, hovertemplate="%{customdata}<br>%{x:.3g} FLOP/B, %{y:.3g} TFLOP/s<extra></extra>"))
+        if many:
+            key = "; ".join(f"{i + 1}: {n}" for i, n in enumerate(names))
+            title = f"{title}<br>{key}" if title else f"Kernels: {key}"
     fig.update_xaxes(type="log", title="intensity (FLOP per byte of HBM traffic)", range=[np.log10(xrange[0]), np.log10(xrange[1])])
     fig.update_yaxes(type="log", title="attainable TFLOP/s")
     return style(fig, title=title, height=420)
