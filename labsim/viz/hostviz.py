@@ -2,6 +2,7 @@
 programs of a block kernel (``ls.blocks``) over their lanes."""
 from __future__ import annotations
 
+import textwrap
 from typing import Sequence
 
 from ..machines.events import Trace
@@ -62,6 +63,8 @@ def timeline_steps(trace: Trace, times: Sequence[float], *, titles: Sequence[str
         raise ValueError("timeline_steps: give at least one time")
     if titles is not None and len(titles) != len(times):
         raise ValueError(f"timeline_steps: {len(titles)} titles for {len(times)} times; give one per time")
+    if notes is not None and len(notes) != len(times):
+        raise ValueError(f"timeline_steps: {len(notes)} notes for {len(times)} times; give one per time")
     if upto is not None and len(upto) != len(times):
         raise ValueError(f"timeline_steps: {len(upto)} counts in upto for {len(times)} times; give one per time")
     end = max_time if max_time is not None else trace.end
@@ -71,6 +74,9 @@ def timeline_steps(trace: Trace, times: Sequence[float], *, titles: Sequence[str
     order = {}
     for k, e in enumerate(trace.events):
         order.setdefault(e.kind.value, []).append(k)
+    # notes wrap at 40 characters: a phone's plot area is about 250 px wide
+    wrapped = [textwrap.wrap(n or "", 40) for n in notes] if notes is not None else []
+    lines = max((len(w) for w in wrapped), default=0)
     frames = []
     for i, t in enumerate(times):
         f = go.Figure(base_fig)
@@ -85,12 +91,13 @@ def timeline_steps(trace: Trace, times: Sequence[float], *, titles: Sequence[str
             tr.x = xs
         f.add_shape(type="line", xref="x", yref="paper", x0=cut, x1=cut, y0=0, y1=1,
                     line=dict(color=_SPAN, width=1, dash="dot"))
-        if notes is not None and notes[i]:
-            f.add_annotation(xref="paper", yref="paper", x=0.99, y=0.98, xanchor="right", yanchor="top",
-                             text=notes[i], showarrow=False, align="right", font=dict(size=12),
-                             bgcolor="rgba(255,255,255,0.85)")
-        frames.append(style(f, title=titles[i] if titles is not None else None,
-                            height=height or base_fig.layout.height))
+        if notes is not None:  # in a band above the rows, so a long note never covers a row label
+            band = 14 + 16 * lines  # the same band in every step, so the rows do not jump
+            f.update_layout(height=(height or base_fig.layout.height) + band)
+            f.update_yaxes(domain=[0, max(0.3, 1 - band / max(f.layout.height - 110, 60))])
+            f.add_annotation(xref="paper", yref="paper", x=0, y=1, xanchor="left", yanchor="top",
+                             text="<br>".join(wrapped[i]), showarrow=False, align="left", font=dict(size=12))
+        frames.append(style(f, title=titles[i] if titles is not None else None, height=f.layout.height))
     return frames
 
 
