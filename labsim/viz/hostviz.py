@@ -74,8 +74,8 @@ def timeline_steps(trace: Trace, times: Sequence[float], *, titles: Sequence[str
     order = {}
     for k, e in enumerate(trace.events):
         order.setdefault(e.kind.value, []).append(k)
-    # notes wrap at 40 characters: a phone's plot area is about 250 px wide
-    wrapped = [textwrap.wrap(n or "", 40) for n in notes] if notes is not None else []
+    # notes wrap at 28 characters: a phone's plot area is about 200 px wide
+    wrapped = [textwrap.wrap(n or "", 28) for n in notes] if notes is not None else []
     lines = max((len(w) for w in wrapped), default=0)
     frames = []
     for i, t in enumerate(times):
