@@ -360,3 +360,74 @@ def test_bad_calls_are_named():
         m.replay(graph)
     with pytest.raises(ValueError, match="how must be"):
         kernel_loop(3, US, how="later")
+
+
+# --- invariants of any program of host calls ---------------------------------------------------------
+
+OPS = st.lists(st.tuples(st.sampled_from(["put", "launch", "get", "block", "sync", "event"]),
+                         st.integers(0, 2), st.floats(0.5, 40.0), st.booleans()), min_size=1, max_size=30)
+
+
+@settings(max_examples=60, deadline=None)
+@given(ops=OPS, depth=st.integers(1, 6), engines=st.integers(1, 2))
+def test_any_sequence_of_calls_keeps_the_machine_causal(ops, depth, engines):
+    """Whatever the host does: no unit runs two things at once; the host clock never goes back; a kernel
+    starts no earlier than its launch call plus the latency and than its input is ready; a kernel or copy
+    on a stream starts after the stream's earlier work; a read back starts after its value is ready."""
+    m = Machine("H100 SXM", queue_depth=depth, copy_engines=engines)
+    arrays = [m.put(S((256,)))]
+    clock = m.now
+    for op, stream, d, flag in ops:
+        if op == "put":
+            arrays.append(m.put(S((1 << 16,)), stream=stream, pinned=flag))
+        elif op == "launch":
+            src = arrays[-1]
+            t_call = m.now
+            out = m.launch("k", src, duration=d * US, stream=stream, out=S((256,)), eager=flag)
+            k = kernels(m)[-1]
+            assert k.start >= src.ready - EPS and k.start >= t_call + m.launch_latency - EPS
+            assert out.ready == pytest.approx(k.end)
+            arrays.append(out)
+        elif op == "get":
+            a = arrays[stream % len(arrays)]
+            m.get(a, pinned=flag)
+            back = [e for e in m.trace.of_kind(EventKind.COPY) if e.unit.direction is Direction.D2H][-1]
+            assert back.start >= a.ready - EPS and m.now >= back.end - EPS
+        elif op == "block":
+            a = arrays[-1]
+            a.block_until_ready()
+            assert m.now >= a.ready - EPS
+        elif op == "sync":
+            m.synchronize()
+            assert m.now >= m.device_time - EPS
+        else:
+            ev = m.record_event(stream)
+            m.wait_event(ev, (stream + 1) % 3)
+        assert m.now >= clock - EPS
+        clock = m.now
+    no_overlap(m.trace)
+    for s in range(3):  # a stream runs its kernels in the order they were launched
+        starts = [e.start for e in m.trace.on(ls.UnitId(0, UnitKind.STREAM, s))]
+        assert starts == sorted(starts)
+
+
+@pytest.mark.parametrize("chip", ["H100 SXM", "A100 80GB"])
+def test_the_machine_reproduces_ls_simulate(chip):
+    """ls.simulate charges host_api_time h per runtime call and starts a kernel ℓ after its launch call
+    *returned*; the Machine measures ℓ from the call. So a Machine with latency ℓ + h, launch cost h, no
+    Python costs, playing the same calls (put each input, call, block_until_ready, read the result)
+    reproduces simulate's timeline: the same ready time and the same end. The copies go on stream 1:
+    simulate orders kernels after their own inputs only, as a copy on another stream does (on the same
+    stream every kernel would also wait for the copies enqueued before it)."""
+    g = ls.trace(mlp, S((64, 128)), S((128, 256)), S((256,)), S((256, 128)))
+    prog = ls.compile(g)
+    h = 1 * US
+    ref = ls.simulate(prog, chip, host_api_time=h)
+    c = ls.hardware.get(chip)
+    m = Machine(chip, launch_latency=c.launch_overhead + h, launch_time=h, op_time=0.0, call_time=0.0, api_time=h)
+    out = m.call(prog, *(m.put(v.aval, stream=1) for v in prog.graph.inputs))
+    out.block_until_ready()
+    assert m.now == pytest.approx(ref.ready_time, rel=1e-12)
+    m.get(out)
+    assert m.now == pytest.approx(ref.time, rel=1e-12)
+    assert [e.duration for e in kernels(m)] == pytest.approx([e.duration for e in ref.trace.of_kind(EventKind.KERNEL)])
