@@ -431,3 +431,29 @@ def test_the_machine_reproduces_ls_simulate(chip):
     m.get(out)
     assert m.now == pytest.approx(ref.time, rel=1e-12)
     assert [e.duration for e in kernels(m)] == pytest.approx([e.duration for e in ref.trace.of_kind(EventKind.KERNEL)])
+
+
+def test_fusing_ops_into_fewer_kernels_cuts_launches_not_work():
+    """kernel_loop(n, d, fused=k): ceil(n / k) kernels of k·d. With h > d the host sets the pace, so the
+    time falls from about n·h to about (n / k)·max(k·d, h)."""
+    n, d, h = 24, 1.0, 6.0
+    kw = dict(op_time=0.0, launch_time=h * US, launch_latency=4 * US)
+    for k in (1, 2, 4, 8):
+        m = kernel_loop(n, d * US, how="async", fused=k, **kw)
+        ks = kernels(m)
+        assert len(ks) == n // k and all(e.duration == pytest.approx(k * d * US) for e in ks)
+        big_l = max(4.0, h)
+        exact = big_l + (n // k) * k * d if k * d >= h else (n // k - 1) * h + big_l + k * d
+        assert m.now == pytest.approx(exact * US, rel=1e-9)
+
+
+def test_launch_values_through_a_graph_replay():
+    m = Machine("H100 SXM")
+    x = m.put(np.arange(5, dtype=np.float32))
+    with m.capture() as graph:
+        y = m.launch("double", x, duration=2 * US, out=S((5,)), fn=lambda v: v * 2)
+        z = m.launch("inc", y, duration=2 * US, out=S((5,)), fn=lambda v: v + 1)
+    m.replay(graph)
+    np.testing.assert_array_equal(np.asarray(z), np.arange(5) * 2 + 1)
+    a, b = kernels(m)
+    assert b.start == pytest.approx(a.end)  # graph nodes back to back
