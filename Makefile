@@ -5,7 +5,7 @@
 #   make serve  serve _build/html on http://127.0.0.1:8000
 #   make bench  run benchmarks/bench_*.py (each prints a table)
 #   make fuzz   the program fuzzer, long run: 5,000 random programs (FUZZ_EXAMPLES=...) checked at every level
-#   make crosscheck  compare labsim with XLA (JAX) and PyTorch's FLOP counter (installs both, CPU builds)
+#   make crosscheck  compare labsim with XLA (JAX), PyTorch's FLOP counter and SCALE-Sim (installs them)
 #   make clean / make distclean
 SHELL      := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -17,7 +17,7 @@ LOCK       := requirements/lock.txt
 PORT       ?= 8000
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: all venv sysdeps book test lab serve bench fuzz crosscheck lock clean distclean help
+.PHONY: all venv peers sysdeps book test lab serve bench fuzz crosscheck lock clean distclean help
 all: book
 help:
 	@sed -n '2,10p' Makefile
@@ -62,7 +62,7 @@ sysdeps:
 # Jupyter Book caches executed notebooks by their own text only; when labsim changes, every chapter's
 # outputs may change too, so the cache is dropped (the chapters then run again, about 25 s).
 LABSIM_SRC := $(shell find labsim -name '*.py' 2>/dev/null)
-_build/.labsim-stamp: $(LABSIM_SRC) crosscheck/refs/xla.json crosscheck/refs/torch_flops.json
+_build/.labsim-stamp: $(LABSIM_SRC) crosscheck/refs/xla.json crosscheck/refs/torch_flops.json crosscheck/refs/scalesim.json
 	rm -rf _build/.jupyter_cache _build/jupyter_execute _build/.doctrees
 	@mkdir -p _build && touch $@
 
@@ -74,13 +74,10 @@ test: book
 	LABSIM_REQUIRE_BOOK=1 LABSIM_CHROMIUM=$(CHROMIUM) $(PY) -m pytest tests
 
 # ---- Reading and writing ----
-LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
+# book/_ext/labsim_lab.py: JupyterLab rooted at the repository (jupytext.toml applies), .md chapters open as
+# notebooks, the cells the website hides open collapsed, computed values render (jupyterlab-myst).
 lab: $(STAMP) sysdeps
-	@mkdir -p $(LAB_SETTINGS)
-	@echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Jupytext Notebook", "myst": "Jupytext Notebook"}}}' > $(LAB_SETTINGS)/overrides.json
-	@# Root at the repository (jupytext looks for jupytext.toml inside the server root), open chapters/.
-	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=. \
-	  --LabApp.default_url=/lab/tree/chapters $$([ "$$(id -u)" = 0 ] && echo --allow-root)
+	$(PY) book/_ext/labsim_lab.py
 
 serve:
 	@test -f _build/html/index.html || { echo "no site yet: run make book first" >&2; exit 1; }
@@ -102,7 +99,18 @@ XSTAMP := $(VENV)/.crosscheck
 $(XSTAMP): $(STAMP) pyproject.toml
 	$(PY) -m pip install -q -e '.[crosscheck]' -c $(LOCK)
 	@touch $@
-crosscheck: $(XSTAMP)
+# SCALE-Sim 3.0.0 needs NumPy below 2.4, so it gets an environment of its own; labsim runs it as a
+# separate process (crosscheck/scalesim_run.py) and never imports it. make bench uses it when present.
+PEERS      := .venv-peers
+PEERS_LOCK := requirements/peers-lock.txt
+PSTAMP     := $(PEERS)/.installed
+peers: $(PSTAMP)
+$(PSTAMP): $(PEERS_LOCK)
+	@test -x $(PEERS)/bin/python || $(PYTHON) -m venv $(PEERS)
+	$(PEERS)/bin/pip install -q -r $(PEERS_LOCK)
+	@touch $@
+	@echo "SCALE-Sim ready: $(PEERS)"
+crosscheck: $(XSTAMP) $(PSTAMP)
 	$(PY) crosscheck/run.py
 
 # Refresh the pinned constraints from the current venv (after changing pyproject.toml).
@@ -112,6 +120,6 @@ lock: $(STAMP)
 
 clean:
 	rm -rf _build .jupyter_cache .pytest_cache .hypothesis build *.egg-info
-	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -print0 | xargs -0 rm -rf
+	find . \( -path ./$(VENV) -o -path ./$(PEERS) \) -prune -o -name __pycache__ -type d -print0 | xargs -0 rm -rf
 distclean: clean
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(PEERS)

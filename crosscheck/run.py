@@ -1,4 +1,4 @@
-"""make crosscheck: labsim against XLA's cost_analysis and PyTorch's FlopCounterMode.
+"""make crosscheck: labsim against XLA's cost_analysis, PyTorch's FlopCounterMode and SCALE-Sim.
 
 1. Stored references (crosscheck/refs/, recorded from the real tools): every XLA function must match on
    FLOPs and transcendentals or carry an explanation in labsim.parity.XLA_EXPLAINED; every PyTorch
@@ -6,6 +6,11 @@
 2. Live peers, where installed (make crosscheck installs JAX and PyTorch for the CPU): JAX recompiles each
    stored function and its cost_analysis is compared with the stored numbers and with labsim; PyTorch's
    FlopCounterMode is run on the recorded layers built in torch and compared with labsim.
+3. SCALE-Sim 3.0.0 (systolic arrays): every stored layer (crosscheck/refs/scalesim.json) must agree with
+   ls.systolic on cycles (SCALE-Sim = labsim - 1), utilisation, mapping efficiency, compute utilisation and
+   SRAM accesses (os ofmap writes: SCALE-Sim adds folds·(R+C), see labsim/machines/systolic.py). Where
+   .venv-peers exists (make crosscheck creates it), SCALE-Sim itself runs on fresh random configurations and
+   on the side-by-side speed table (labsim's cycle-level simulation against SCALE-Sim, same configurations).
 Exit status 1 on any unexplained difference.
 """
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import sys
 
 from labsim import parity
+from labsim.peers import scalesim
 from labsim.support.tables import markdown_table
 
 failures: list[str] = []
@@ -165,11 +171,79 @@ def torch_live() -> None:
     print()
 
 
+def scalesim_stored() -> None:
+    rows = scalesim.rows()
+    print("## labsim versus SCALE-Sim 3.0.0 (stored runs, crosscheck/refs/scalesim.json)\n")
+    groups: dict = {}
+    for r in rows:
+        g = groups.setdefault((r.rows, r.cols, r.dataflow), {"layers": 0, "equal": 0, "quirk": 0})
+        g["layers"] += 1
+        g["equal"] += r.match
+        g["quirk"] += r.ofmap_quirk
+        check(r.match, f"scalesim {r.entry}/{r.layer}: differs in {sorted(r.differs)}: "
+                       f"labsim {[r.labsim[q] for q in sorted(r.differs)]} vs SCALE-Sim {[r.scalesim[q] for q in sorted(r.differs)]}")
+        check(r.ofmap_quirk == (r.stats.folds * (r.rows + r.cols) if r.dataflow == "os" else 0),
+              f"scalesim {r.entry}/{r.layer}: ofmap writes differ by {r.ofmap_quirk}, not the stated os term")
+    print(markdown_table([{"array": f"{a}×{b}", "dataflow": d, "layers": g["layers"], "all 7 numbers agree": g["equal"],
+                           "os ofmap term folds·(R+C), summed": g["quirk"]} for (a, b, d), g in sorted(groups.items())]))
+    print(f"\n{sum(r.match for r in rows)} of {len(rows)} layers agree on total cycles (SCALE-Sim = labsim − 1), "
+          f"overall and compute utilisation, mapping efficiency, and SRAM ifmap/filter reads and ofmap writes "
+          f"(os: SCALE-Sim's extra folds·(R+C) added to labsim's real writes).\n")
+
+
+def scalesim_live(n: int = 12, seed: int | None = None) -> None:
+    if not scalesim.peers_available():
+        print("SCALE-Sim's environment (.venv-peers) is missing: live SCALE-Sim checks skipped "
+              "(make crosscheck creates it).\n")
+        return
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    configs = [dict(M=int(rng.integers(1, 48)), N=int(rng.integers(1, 48)), K=int(rng.integers(1, 48)),
+                    rows=int(rng.integers(1, 17)), cols=int(rng.integers(1, 17)), dataflow=("ws", "os", "is")[i % 3])
+               for i in range(n)]
+    print(f"## live SCALE-Sim 3.0.0 on {n} fresh random configurations\n")
+    table = []
+    for o in scalesim.run_live(configs):
+        r = scalesim.compare(o["M"], o["N"], o["K"], o["rows"], o["cols"], o["dataflow"], o)
+        A = rng.integers(-3, 4, (r.M, r.K)).astype(float)
+        B = rng.integers(-3, 4, (r.K, r.N)).astype(float)
+        sim = scalesim.systolic.simulate(A, B, rows=r.rows, cols=r.cols, dataflow=r.dataflow, trace=False)
+        sim_ok = bool((sim.output == A @ B).all()) and sim.cycles - 1 == o["total_cycles"]
+        table.append({"array": f"{r.rows}×{r.cols}", "dataflow": r.dataflow, "M·N·K": f"{r.M}·{r.N}·{r.K}",
+                      "cycles labsim": sim.cycles, "Total Cycles SCALE-Sim": o["total_cycles"],
+                      "all numbers agree": r.match, "simulated = A@B": sim_ok})
+        check(r.match and sim_ok, f"live scalesim {o}: differs in {sorted(r.differs)}, simulation ok {sim_ok}")
+    print(markdown_table(table))
+    print()
+
+
+def scalesim_speed() -> None:
+    live = scalesim.peers_available()
+    print("## labsim's cycle-level simulation against SCALE-Sim, same configurations, one run\n")
+    table = []
+    for r in scalesim.speed_rows(live=live):
+        table.append({"array": f"{r['rows']}×{r['cols']}", "dataflow": r["dataflow"],
+                      "M·N·K": f"{r['M']}·{r['N']}·{r['K']}", "labsim s": f"{r['labsim_s']:.3f}",
+                      "SCALE-Sim s": f"{r['scalesim_s']:.3f} ({r['source']})" if r["scalesim_s"] else "not run",
+                      "ratio": f"{r['ratio']:.1f}×" if r["ratio"] else "—", "cycles labsim": r["labsim_cycles"],
+                      "Total Cycles SCALE-Sim": r["scalesim_cycles"] if r["scalesim_cycles"] is not None else "—",
+                      "equal up to −1": r["cycles_equal"]})
+        check(r["values_ok"], f"speed table {r}: labsim's product differs from NumPy")
+        if r["cycles_equal"] is not None:
+            check(r["cycles_equal"], f"speed table {r}: cycles differ beyond the stated offset")
+    print(markdown_table(table))
+    print("\nlabsim computes the product's values as well (float32, checked against NumPy); SCALE-Sim computes "
+          "cycles and accesses only. Timing is informative; only the counts are checked.\n")
+
+
 if __name__ == "__main__":
     rows = xla_stored()
     torch_stored()
     jax_live(rows)
     torch_live()
+    scalesim_stored()
+    scalesim_live()
+    scalesim_speed()
     for f in failures:
         print("FAILED:", f)
     print(f"{passed} passed, {len(failures)} failed")

@@ -17,7 +17,8 @@ Every page of ``_build/html`` is opened at desktop (1280 px) and phone (390 px) 
   are exempt from the row-height rule;
 * an output box (``div.cell_output`` or one of its outputs) that is shown but holds nothing;
 * a Plotly title whose box overlaps its figure's legend or modebar;
-* a label of a graph drawing (``.labsim-graph svg text``) smaller than 11 px on screen.
+* a label of a graph drawing (``.labsim-graph svg text``) smaller than 11 px on screen;
+* Hangul text in a block that may break inside a word (no ``word-break: keep-all``).
 
 Screenshots of every page go to ``_build/screenshots/``. The meta-tests at the end prove the
 checker can fail: a page with an injected outside script, a figure that never draws, broken tables, and
@@ -185,6 +186,17 @@ _GRAPH_LABELS = """(minPx) => {
   return bad;
 }"""
 
+# Hangul text must not break inside a word (word-break: keep-all on every block that holds it)
+_HANGUL_BREAKS = """() => {
+  const bad = [];
+  document.querySelectorAll('.bd-article h1, .bd-article h2, .bd-article h3, .bd-article p, .bd-article dd, .bd-article td').forEach((el) => {
+    if (/[\uac00-\ud7af]/.test(el.textContent) && getComputedStyle(el).wordBreak !== 'keep-all') {
+      bad.push(`Hangul may break inside a word in <${el.tagName.toLowerCase()}>: "${el.textContent.trim().slice(0, 30)}"`);
+    }
+  });
+  return bad.slice(0, 5);
+}"""
+
 _TITLE_OVERLAPS = """() => {
   const problems = [];
   const box = (e) => { const r = e && e.getBoundingClientRect(); return r && r.width > 0 && r.height > 0 ? r : null; };
@@ -287,6 +299,7 @@ def check_page(browser, base_url: str, page: str, *, viewport: dict, screenshot:
 
         rep.problems += pg.evaluate(_TITLE_OVERLAPS)
         rep.problems += pg.evaluate(_GRAPH_LABELS, MIN_LABEL_PX)
+        rep.problems += pg.evaluate(_HANGUL_BREAKS)
         rep.problems += pg.evaluate(_TABLES, [MIN_CELL_PADDING_PX, MAX_ROW_HEIGHT_PX])
         if viewport["width"] < 600:
             o = pg.evaluate(_H_OVERFLOW)

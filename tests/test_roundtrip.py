@@ -73,15 +73,17 @@ class _Sync:
         return _run(self.cm.save(*args, **kwargs))
 
 
-def _contents_manager(root: Path, kind: str = "sync"):
-    """jupytext's contents manager, rooted where ``make lab`` roots the server. ``async`` is the one
-    JupyterLab runs: jupytext's server extension wraps jupyter_server's default AsyncLargeFileManager."""
-    if kind == "sync":
-        return jupytext.TextFileContentsManager(root_dir=str(root))
-    from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+import labsim_lab  # noqa: E402  (make lab's launcher and contents manager)
 
-    cls = jupytext.build_async_jupytext_contents_manager_class(AsyncLargeFileManager)
-    return _Sync(cls(root_dir=str(root)))
+
+def _contents_manager(root: Path, kind: str = "sync"):
+    """The contents manager ``make lab`` runs (book/_ext/labsim_lab.py: jupytext's, which collapses the
+    cells the website hides and opens computed values as inline expressions, both undone on save),
+    rooted where ``make lab`` roots the server. ``async`` is the one JupyterLab runs."""
+    if kind == "sync":
+        return labsim_lab.SyncLabContentsManager(root_dir=str(root))
+    return _Sync(labsim_lab.LabContentsManager(root_dir=str(root)))
 
 
 def _run_and_save(cm, rel: str) -> int:
@@ -89,6 +91,11 @@ def _run_and_save(cm, rel: str) -> int:
     Returns how many code cells had outputs when it was opened."""
     model = cm.get(rel, content=True, type="notebook")
     nb = model["content"]
+    tagged = [c for c in nb.cells if set(c.metadata.get("tags", ())) & labsim_lab.HIDDEN.keys()]
+    assert all(c.metadata.get("jupyter", {}).get("source_hidden") or c.metadata.get("jupyter", {}).get("outputs_hidden")
+               for c in tagged), f"{rel}: a cell the website hides does not open collapsed in JupyterLab"
+    assert not any("{glue:text}" in c.source for c in nb.cells if c.cell_type == "markdown"), \
+        f"{rel}: a computed value still opens as a {{glue:text}} role, which JupyterLab cannot render"
     had_outputs = sum(1 for cell in nb.cells if cell.cell_type == "code" and cell.get("outputs"))
     count = 0
     for cell in nb.cells:
@@ -225,3 +232,22 @@ def test_the_book_builds_with_pairs_present(tmp_path: Path):
     assert proc.returncode == 0, f"jb build failed with the paired notebooks present:\n{log[-6000:]}"
     assert (root / "_build" / "html" / "chapters" / "03_roofline.html").is_file()
     assert not (root / "_build" / "html" / PAIRS).exists()
+
+
+@pytest.mark.parametrize("text", [
+    "{glue:text}`a`", "{glue:text}`b_2:,.0f` and {glue:text}`c:.3g`", 'odd {glue:text}`d:"x"` spec',
+    "no role here", "{glue:text}`e:>8,.1f`"])
+def test_glue_roles_and_inline_expressions_translate_both_ways(text):
+    lab = labsim_lab.glue_to_eval(text)
+    assert "{glue:text}" not in lab
+    assert labsim_lab.eval_to_glue(lab) == text
+
+
+def test_glue_text_formats_as_myst_nb_does():
+    from labsim.viz import glue
+
+    glue("rt_value", 1234567.891, display=False)
+    assert glue.text("rt_value", ",.0f") == "1,234,568"
+    assert glue.text("rt_value") == "1234567.891"
+    with pytest.raises(KeyError, match="nothing was glued"):
+        glue.text("rt_missing")

@@ -1,10 +1,11 @@
-"""Readable listings of kernels: pseudo-PTX for loop kernels, a tile plan for contractions.
+"""Contraction tile plans by chip generation: which matrix instruction each generation uses.
+
+Since the SIMT machine (issue 12), ``kernel.listing`` of a loop, copy or reduction kernel is the
+rendering of its executable kernel IR (:mod:`labsim.compiler.emit`), which ``ls.simt`` runs; a
+contraction's listing is the tile plan written here (:func:`tile_plan`, :data:`MATRIX_PATHS`).
 
 Introduced in "The journey of one matrix product" (step 4) and read closely in "The compiler at work".
-The listings are for reading, not for running. Loop and reduction kernels are *pseudo-PTX*: PTX-like
-instructions (``ld.global``, arithmetic on registers, ``st.global``) with readable addresses such as
-``[x + 4*i]``; ``ptxas`` would reject them (real PTX loads 16-bit values as ``.b16`` and computes each
-address into a register first). A matrix product is shown as a tile plan, and the plan depends on the
+A matrix product is shown as a tile plan, and the plan depends on the
 chip's generation (:attr:`labsim.hardware.Chip.arch`), because each generation feeds its matrix unit
 differently (:data:`MATRIX_PATHS`): Ampere issues ``mma.sync`` per warp fed by ``cp.async``; Hopper
 issues ``wgmma.mma_async`` per warpgroup fed by the Tensor Memory Accelerator; Blackwell issues
@@ -17,108 +18,12 @@ import math
 from dataclasses import dataclass, replace
 
 from ..core import ops
-from ..core.dtypes import HLO_NAME
-from ..core.ir import Literal, Var
-from ..core.ops import Op, OpKind
-from ..hardware import Chip, ChipKind, get as get_chip
+from ..core.ops import Op
+from ..hardware import Chip, get as get_chip
 from .kernel import KernelKind, Launch
 
-_PTX_TYPE = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16", "int32": "s32",
-             "int64": "s64", "int8": "s8", "uint8": "u8", "bool": "pred", "int16": "s16",
-             "float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2"}
-
-
-def _ptx(op: str) -> str:
-    return ops.get(op).ptx or op
-
-
-def _t(dtype: str) -> str:
-    return _PTX_TYPE.get(dtype, HLO_NAME.get(dtype, dtype))
-
-
-def _loop_listing(k) -> str:
-    n_out = k.outputs[0].aval.size
-    nthreads = k.launch.threads_per_block
-    params = [f".param .u64 {_pname(k, v)}" for v in k.inputs] + [f".param .u64 {_pname(k, v)}_out" for v in k.outputs]
-    lines = [f"// {k.name}: {' → '.join(k.ops)}; one thread per output element",
-             PSEUDO,
-             f"// launch: {k.launch}",
-             f".entry {k.name.replace('.', '_')}({', '.join(params)})", "{",
-             f"  mad.lo.u32   %i, %ctaid.x, {nthreads}, %tid.x;     // i = blockIdx.x * {nthreads} + threadIdx.x",
-             f"  setp.ge.u32  %p_done, %i, {n_out};",
-             "  @%p_done bra DONE;                            // threads past the end do nothing"]
-    reg: dict[int, str] = {}
-    counter = [0]
-
-    def fresh(dtype: str) -> str:
-        counter[0] += 1
-        return f"%{'p' if dtype == 'bool' else 'f' if dtype.startswith(('float', 'bfloat')) else 'r'}{counter[0]}"
-
-    for v in k.inputs:
-        r = fresh(v.aval.dtype)
-        reg[id(v)] = r
-        idx = "i" if v.aval.size == n_out else f"index_map(i)  /* {v.aval.short()} */"
-        lines.append(f"  ld.global.{_t(v.aval.dtype):<5} {r}, [{_pname(k, v)} + {v.aval.itemsize}*{idx}];")
-    for n in k.nodes:
-        opdef = ops.get(n.op)
-        args = []
-        for a in n.operands:
-            if isinstance(a, Literal):
-                args.append(str(a))
-            else:
-                args.append(reg.get(id(a), reg.get(id(k._names.get(id(a), a)), "%?")))
-        if opdef.kind in (OpKind.DATA_MOVEMENT,) or n.op == Op.CONSTANT:
-            reg[id(n.out)] = args[0] if args else fresh(n.out.aval.dtype)
-            lines.append(f"  // {n.op}: no instruction, only a different index into {args[0] if args else 'memory'}")
-            continue
-        r = fresh(n.out.aval.dtype)
-        reg[id(n.out)] = r
-        if n.op == Op.COMPARE:
-            lines.append(f"  setp.{n.attr('direction')}.{_t(n.operands[0].aval.dtype):<4} {r}, {', '.join(args)};")
-        elif n.op == Op.SELECT:
-            lines.append(f"  selp.{_t(n.out.aval.dtype):<8} {r}, {args[1]}, {args[2]}, {args[0]};")
-        elif n.op == Op.INTEGER_POW:
-            lines.append(f"  // x**{n.attr('y')} as repeated multiplies")
-            lines.append(f"  mul.{_t(n.out.aval.dtype):<9} {r}, {args[0]}, {args[0]};")
-        elif n.op == Op.EXP:
-            lines.append(f"  mul.{_t(n.out.aval.dtype):<9} {r}, {args[0]}, 1.4426950;     // exp(x) = 2^(x·log2 e)")
-            lines.append(f"  ex2.approx.{_t(n.out.aval.dtype)} {r}, {r};")
-        elif opdef.kind is OpKind.ELEMENTWISE:
-            lines.append(f"  {_ptx(n.op)}.{_t(n.out.aval.dtype):<{max(1, 12 - len(_ptx(n.op)))}} {r}, {', '.join(args)};")
-        else:
-            lines.append(f"  // {n.op} (not a loop op)")
-    for v in k.outputs:
-        lines.append(f"  st.global.{_t(v.aval.dtype):<5} [{_pname(k, v)}_out + {v.aval.itemsize}*i], {reg.get(id(v), '%?')};")
-    lines += ["DONE:", "  ret;", "}"]
-    return "\n".join(lines)
-
-
-def _pname(k, v: Var) -> str:
-    return k._names.get(("p", id(v))) or f"buf{v.id}"
-
-
-def _reduction_listing(k) -> str:
-    red = next(n for n in k.nodes if n.op in ops.REDUCTION)
-    x = red.operands[0].aval
-    n_out = max(red.out.aval.size, 1)
-    per = x.size // n_out
-    comb = ops.get(red.op).ptx
-    t = _t(red.out.aval.dtype)
-    return "\n".join([
-        f"// {k.name}: {' → '.join(k.ops)}",
-        PSEUDO,
-        f"// launch: {k.launch}; one block per output element ({n_out}), {per} inputs each",
-        f".entry {k.name.replace('.', '_')}(...)", "{",
-        f"  acc = identity({comb});",
-        f"  for (j = threadIdx.x; j < {per}; j += blockDim.x)     // strided loop over this row",
-        f"      acc = {comb}.{t}(acc, ld.global.{t} [in + row*{per} + j]);",
-        f"  acc = warp_shuffle_reduce({comb}, acc);              // 5 shfl.sync steps inside a warp",
-        f"  st.shared [warp_id], acc;  bar.sync 0;               // then across warps via shared memory",
-        f"  if (threadIdx.x == 0) st.global.{t} [out + {red.out.aval.itemsize}*blockIdx.x], reduce(shared);",
-        "}",
-    ])
-
-
+PSEUDO_IR = ("// pseudo-PTX: labsim's kernel IR, which ls.simt runs; PTX-like for reading, not for ptxas "
+             "(16-bit floats are held in registers as labsim evaluates them)")
 PSEUDO = "// pseudo-PTX: PTX-like for reading, not for ptxas (real PTX loads .b16 and computes addresses in registers)"
 
 
@@ -383,40 +288,12 @@ def _contraction_listing(k, chip: Chip | str | None = None) -> str:
     return "\n".join(lines)
 
 
-def _copy_listing(k) -> str:
-    n = k.nodes[-1]
-    return "\n".join([
-        f"// {k.name}: {' → '.join(k.ops)}: moves {k.bytes_read} B in, {k.bytes_written} B out, no arithmetic",
-        PSEUDO,
-        f"// launch: {k.launch}",
-        f"  ld.global [in + index_map(i)]  →  st.global [out + i]      // {n.op}: {n.out.aval.short()}",
-    ])
-
-
-def _library_listing(k) -> str:
-    n = next(n for n in k.nodes if n.op in ops.COMPOSITE)
-    ins = ", ".join(a.aval.short() for a in n.operands)
-    return "\n".join([
-        f"// {k.name}: {' → '.join(k.ops)}: a library kernel (not decomposed by the compiler)",
-        f"// launch: {k.launch}",
-        f"  call {n.op}({ins}) -> {n.out.aval.short()}{ops.get(n.op).format_attrs(n.params)}",
-    ])
-
-
 def listing(k, chip: Chip | str | None = None) -> str:
-    """The kernel's listing: labsim's pseudo-PTX for a loop kernel, a tile plan for a contraction.
-
-    ``chip`` (a :class:`~labsim.hardware.Chip` or preset name) picks the contraction's instruction path
-    by the chip's generation; ``None`` keeps a generic, chip-free label. Loop, reduction and copy
-    listings are pseudo-PTX, as a GPU would run them; on a TPU or CPU their first line says so.
-    """
-    if any(n.op in ops.COMPOSITE for n in k.nodes):
-        return _library_listing(k)
+    """The kernel's listing: a contraction's tile plan for ``chip``'s generation (``None``: a generic,
+    chip-free label); any other kernel's listing is the rendering of its executable kernel IR, which
+    lowering attached to the kernel (``kernel.render``, :func:`labsim.compiler.emit.listing`)."""
     if k.kind is KernelKind.CONTRACTION:
         return _contraction_listing(k, chip)
-    text = {KernelKind.LOOP: _loop_listing, KernelKind.REDUCTION: _reduction_listing,
-            KernelKind.COPY: _copy_listing}[k.kind](k)
-    if chip is not None and get_chip(chip).kind is not ChipKind.GPU:
-        text = (f"// as a GPU would run it; on {get_chip(chip).name} the compiler emits vector code "
-                "for the same loop\n" + text)
-    return text
+    if k.render is None or k.render is listing:
+        raise ValueError(f"kernel {k.name} was built without a code generator for its kind ({k.kind.value})")
+    return k.render(k, chip)

@@ -16,7 +16,7 @@ from ..core import ops
 from ..core.ir import Graph, Node, Var
 from ..core.ops import Op, OpKind
 from ..core.trace import expand_composites, trace_decomposition
-from .codegen import listing
+from .emit import listing
 from .kernel import Kernel, KernelKind, Launch
 
 
@@ -92,9 +92,18 @@ def make_kernel(name: str, nodes: Sequence[Node], outputs: Sequence[Var], alias:
         flops=flops, transcendentals=trans,
         bytes_read=sum(v.aval.nbytes for v in inputs), bytes_written=sum(v.aval.nbytes for v in outputs),
         launch=launch, dtype=dtype, tile=tile, precision=precision,
-        _names={("p", id(v)): _ident((names or {}).get(id(v), f"buf{v.id}")) for v in (*inputs, *outputs)},
+        _names={**{("p", id(v)): _ident((names or {}).get(id(v), f"buf{v.id}")) for v in (*inputs, *outputs)},
+                **{("alias", id(a)): b for a, b in _aliased_inputs(nodes, alias)}},
         render=listing,
     )
+
+
+def _aliased_inputs(nodes: Sequence[Node], alias: dict[int, Var]):
+    """(operand, buffer) for each operand read through an alias (a free reshape of another buffer)."""
+    for n in nodes:
+        for a in n.in_vars:
+            if id(a) in alias:
+                yield a, alias[id(a)]
 
 
 def _ident(name: str) -> str:

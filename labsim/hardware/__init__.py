@@ -7,7 +7,7 @@ each with its source (a BibTeX key in ``book/references.bib``).
 from __future__ import annotations
 
 from ..support.lookup import lookup
-from .chip import Chip, ChipKind, Link, Unit
+from .chip import Chip, ChipKind, Link, SMLimits, Unit
 from .presets import HOST_LINKS, PRESETS
 
 
@@ -21,4 +21,4 @@ def get_link(name: str | Link) -> Link:
     return lookup(HOST_LINKS, name, "host link", Link)
 
 
-__all__ = ["Chip", "ChipKind", "Link", "Unit", "PRESETS", "HOST_LINKS", "get", "get_link"]
+__all__ = ["Chip", "ChipKind", "Link", "SMLimits", "Unit", "PRESETS", "HOST_LINKS", "get", "get_link"]

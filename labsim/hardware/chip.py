@@ -61,6 +61,54 @@ def _frozen(m: Mapping | None) -> Mapping:
 
 
 @dataclass(frozen=True)
+class SMLimits:
+    """The per-SM resources of an NVIDIA GPU: what decides how many blocks an SM holds at once
+    (occupancy) and how fast one SM issues work. Counts are per SM unless the name says per block or
+    per thread; bytes for shared memory.
+
+    The occupancy fields follow the CUDA Programming Guide's table of technical specifications per
+    compute capability and the allocation rules of NVIDIA's occupancy calculator: registers are
+    allocated per warp in units of ``register_granularity`` and split evenly over ``sub_partitions``;
+    shared memory per block is rounded up to ``shared_granularity`` bytes after adding the
+    ``shared_reserved_per_block`` that the system keeps for itself. ``fp32_lanes``, ``sfu_lanes`` and
+    ``tensor_cores`` are results (or units) per clock per SM from the guide's arithmetic-throughput
+    table and the architecture whitepapers. ``sources`` maps a field name to a BibTeX key.
+    """
+
+    compute_capability: str
+    max_threads_per_sm: int
+    max_blocks_per_sm: int
+    registers_per_sm: int
+    shared_per_sm: int  # bytes, the largest shared-memory carve-out
+    shared_per_block: int  # bytes, the most one block may ask for (opt-in)
+    warp_size: int = 32
+    max_threads_per_block: int = 1024
+    registers_per_block: int = 65536
+    max_registers_per_thread: int = 255
+    register_granularity: int = 256  # registers, allocated per warp
+    sub_partitions: int = 4  # SM sub-partitions (processing blocks), each with its own warp scheduler
+    shared_reserved_per_block: int = 1024  # bytes the CUDA runtime reserves per block
+    shared_granularity: int = 128  # bytes, shared-memory allocation unit
+    fp32_lanes: int = 128  # fp32 FMA results per clock per SM
+    sfu_lanes: int = 16  # special-function results per clock per SM
+    tensor_cores: int = 4
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sources", _frozen(self.sources))
+        for name in ("max_threads_per_sm", "max_blocks_per_sm", "registers_per_sm", "shared_per_sm",
+                     "shared_per_block", "warp_size", "max_threads_per_block", "registers_per_block",
+                     "max_registers_per_thread", "register_granularity", "sub_partitions",
+                     "shared_granularity", "fp32_lanes", "sfu_lanes"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"SMLimits: {name} must be positive, got {getattr(self, name)}")
+
+    @property
+    def max_warps_per_sm(self) -> int:
+        return self.max_threads_per_sm // self.warp_size
+
+
+@dataclass(frozen=True)
 class Chip:
     """One accelerator (or CPU socket) as the roofline and the machines see it.
 
@@ -72,7 +120,8 @@ class Chip:
     "VMEM", ...) to bytes. ``sources`` maps a field name (e.g. "hbm_bandwidth", "matrix_flops.bfloat16")
     to a BibTeX key, so every number can be traced to a datasheet. ``arch`` names the generation
     ("Ampere", "Hopper", "Blackwell", "TPU v5e", "Sapphire Rapids", ...): it is not a number but decides
-    which instructions a kernel listing shows (``labsim.compiler.codegen.MATRIX_PATHS``).
+    which instructions a kernel listing shows (``labsim.compiler.codegen.MATRIX_PATHS``). ``sm`` holds a
+    GPU's per-SM limits (:class:`SMLimits`, with their own sources), None for other chips.
     """
 
     name: str
@@ -96,6 +145,7 @@ class Chip:
     sources: Mapping[str, str] = field(default_factory=dict)
     notes: str = ""
     arch: str = ""  # architecture generation; selects the code path of kernel listings
+    sm: SMLimits | None = None  # per-SM limits of a GPU (occupancy, issue rates); None for TPUs and CPUs
 
     def __post_init__(self) -> None:
         for attr in ("matrix_flops", "vector_flops", "onchip", "sources"):
@@ -127,4 +177,4 @@ class Chip:
         return self.peak_flops(dtype, unit) / self.hbm_bandwidth
 
 
-__all__ = ["Chip", "ChipKind", "Link", "RATE_KEYS", "TF32", "Unit"]
+__all__ = ["Chip", "ChipKind", "Link", "RATE_KEYS", "SMLimits", "TF32", "Unit"]

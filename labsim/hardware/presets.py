@@ -21,7 +21,7 @@ Conventions (the "Hardware presets" page of the book explains them to readers):
 """
 from __future__ import annotations
 
-from .chip import Chip, ChipKind, Link
+from .chip import Chip, ChipKind, Link, SMLimits
 
 _T = 1e12  # tera
 _P = 1e15  # peta
@@ -62,10 +62,48 @@ _GPU_MIN_KERNEL = 2e-6
 # For H100 FlashAttention-3 gives the figure directly: about 3.9 T special-function ops/s.
 _SFU_PER_SM_CLK = 16
 
+# Per-SM limits (CUDA C++ Programming Guide, "Technical Specifications per Compute Capability" and
+# "Arithmetic Instructions"; allocation rules of NVIDIA's occupancy calculator, cuda_occupancy.h):
+# 65,536 32-bit registers per SM and per block, at most 255 per thread, allocated per warp in units of
+# 256 and split over 4 sub-partitions; 2,048 resident threads (64 warps) and 32 resident blocks per SM;
+# 1 KB of shared memory reserved per block by the system; shared memory allocated in 128-byte units.
+# Shared memory: 164 KB per SM and 163 KB per block on cc 8.0 (A100); 228 KB per SM and 227 KB per
+# block on cc 9.0 (H100, H200) and cc 10.0 (B200). FP32 results per clock per SM: 64 on cc 8.0, 128 on
+# 9.0; special functions 16 per clock per SM on both; 4 tensor cores per SM (one per sub-partition).
+_SM_SOURCES = {
+    "occupancy": "nvidia-cuda-guide, Technical Specifications per Compute Capability",
+    "allocation": "nvidia-cuda-guide, Occupancy Calculator (register and shared-memory granularity)",
+    "fp32_lanes": "nvidia-cuda-guide, Arithmetic Instructions throughput table",
+    "sfu_lanes": "nvidia-cuda-guide, Arithmetic Instructions throughput table",
+}
+_SM_CC80 = SMLimits(
+    compute_capability="8.0", max_threads_per_sm=2048, max_blocks_per_sm=32, registers_per_sm=65536,
+    shared_per_sm=164 * _KiB, shared_per_block=163 * _KiB, fp32_lanes=64, sfu_lanes=16, tensor_cores=4,
+    sources={**_SM_SOURCES, "shared_per_sm": "nvidia-ampere-tuning, Unified Shared Memory/L1/Texture Cache",
+             "tensor_cores": "nvidia2020amperearch, A100 SM architecture (four Tensor Cores per SM)"},
+)
+_SM_CC90 = SMLimits(
+    compute_capability="9.0", max_threads_per_sm=2048, max_blocks_per_sm=32, registers_per_sm=65536,
+    shared_per_sm=228 * _KiB, shared_per_block=227 * _KiB, fp32_lanes=128, sfu_lanes=16, tensor_cores=4,
+    sources={**_SM_SOURCES, "shared_per_sm": "nvidia-hopper-tuning, Unified Shared Memory/L1/Texture Cache",
+             "tensor_cores": "nvidia2022hopperarch, H100 SM architecture (four Tensor Cores per SM)"},
+)
+# cc 10.0 (B200): the guide's per-capability table gives the same occupancy limits as cc 9.0. The
+# FP32, SFU and tensor-core counts per SM are taken over from cc 9.0 (labsim assumption: no primary
+# source in the bibliography gives them for Blackwell).
+_SM_CC100 = SMLimits(
+    compute_capability="10.0", max_threads_per_sm=2048, max_blocks_per_sm=32, registers_per_sm=65536,
+    shared_per_sm=228 * _KiB, shared_per_block=227 * _KiB, fp32_lanes=128, sfu_lanes=16, tensor_cores=4,
+    sources={"occupancy": _SM_SOURCES["occupancy"], "allocation": _SM_SOURCES["allocation"],
+             "fp32_lanes": "labsim assumption: the cc 9.0 figure", "sfu_lanes": "labsim assumption: the cc 9.0 figure",
+             "tensor_cores": "labsim assumption: the cc 9.0 figure"},
+)
+
 _A100 = Chip(
     name="NVIDIA A100 SXM4 80GB",
     kind=ChipKind.GPU,
     arch="Ampere",
+    sm=_SM_CC80,
     matrix_flops={
         "bfloat16": 312 * _T,  # FLOP/s, datasheet "BF16 Tensor Core 312 TFLOPS" (624 with sparsity)
         "float16": 312 * _T,  # FLOP/s, datasheet "FP16 Tensor Core 312 TFLOPS" (624 with sparsity)
@@ -132,6 +170,7 @@ _H100_SXM = Chip(
     name="NVIDIA H100 SXM5 80GB",
     kind=ChipKind.GPU,
     arch="Hopper",
+    sm=_SM_CC90,
     matrix_flops={
         "bfloat16": 989.4 * _T,  # FLOP/s, "Peak BF16 Tensor TFLOPS 989.4" (1978.9 with sparsity)
         "float16": 989.4 * _T,  # FLOP/s, "Peak FP16 Tensor TFLOPS 989.4" (1978.9 with sparsity)
@@ -199,6 +238,7 @@ _H200 = Chip(
     name="NVIDIA H200 SXM 141GB",
     kind=ChipKind.GPU,
     arch="Hopper",
+    sm=_SM_CC90,
     # The H200 is the H100's GH100 chip with HBM3e; its datasheet lists the same compute figures as
     # the H100 SXM datasheet, quoted with sparsity (BF16 1,979, FP8 3,958 TFLOPS). We halve them to
     # the dense rate and use the Hopper specification table's unrounded values, as for H100 SXM.
@@ -267,6 +307,7 @@ _B200 = Chip(
     name="NVIDIA B200 (HGX/DGX B200, 1000 W)",
     kind=ChipKind.GPU,
     arch="Blackwell",
+    sm=_SM_CC100,
     # NVIDIA quotes B200 compute per 8-GPU HGX/DGX system and with sparsity. Per GPU and dense:
     # divide by 8, then by 2.
     matrix_flops={

@@ -314,3 +314,121 @@ def estimate(prog: Program, chip: Chip | str, *, launch_overhead: bool = True,
                        host_api_time=host_api_time if on else 0.0,
                        call_overhead=chip.call_overhead if on else 0.0,
                        synchronous=chip.kind is ChipKind.CPU)
+
+
+# ----------------------------------------------------------------------------------------------
+# What the SIMT machine (labsim.machines.simt) adds to the roofline of a GPU kernel
+
+# The time from issuing a global load to its data arriving, for Little's law below. A labsim
+# assumption (no source in the bibliography gives it per chip): DRAM latency on HBM GPUs is several
+# hundred nanoseconds; 600 ns is a round figure of that order.
+HBM_LATENCY = 600e-9
+
+
+@dataclass(frozen=True)
+class GpuTerms:
+    """Three terms a plain roofline leaves out, each taught by the SIMT machine (``ls.simt``):
+
+    * **SFU rate** (already in :class:`KernelCost`): transcendentals run on 16 special-function lanes
+      per SM against 64-128 FMA lanes, at ``chip.special_flops``; ``special_time`` is their time.
+    * **Tail waves**: the SMs hold ``blocks_per_sm`` blocks each (occupancy), so ``blocks`` run in
+      ``waves = ceil(blocks / (blocks_per_sm x SMs))`` waves and the last one may run partly empty:
+      ``wave_efficiency = blocks / (waves x blocks_per_sm x SMs)``; the compute time becomes
+      ``compute_time / wave_efficiency``.
+    * **Occupancy-limited bandwidth** (Little's law): to stream at bandwidth W with latency L the
+      chip needs W x L bytes in flight. Each resident thread has ``bytes_in_flight_per_thread``
+      bytes of loads issued before it first needs one (counted from the kernel's IR), so at most
+      ``resident threads x that`` bytes are in flight and the bandwidth is
+      ``min(W, in_flight / L)``; the memory time becomes ``bytes / bandwidth``.
+
+    ``time`` = max(compute_time / wave_efficiency, bytes / bandwidth, latency floor). The register
+    count is labsim's count of the kernel IR's virtual registers (no reuse: an upper bound, capped at
+    255), so the occupancy is a pessimistic estimate.
+    """
+
+    base: KernelCost
+    blocks: int
+    threads_per_block: int
+    registers_per_thread: int
+    blocks_per_sm: int
+    sms: int
+    waves: int
+    wave_efficiency: float
+    occupancy: float
+    bytes_in_flight_per_thread: int
+    memory_latency: float
+    bandwidth: float  # achievable: min(peak, in flight / latency)
+
+    @property
+    def peak_bandwidth(self) -> float:
+        return self.base.bandwidth
+
+    @property
+    def in_flight(self) -> float:
+        """Bytes of loads in flight with every resident thread's first loads issued."""
+        return min(self.blocks, self.blocks_per_sm * self.sms) * self.threads_per_block * self.bytes_in_flight_per_thread
+
+    @property
+    def compute_time(self) -> float:
+        return self.base.compute_time / self.wave_efficiency
+
+    @property
+    def memory_time(self) -> float:
+        return self.base.bytes / self.bandwidth if self.bandwidth else 0.0
+
+    @property
+    def special_time(self) -> float:
+        return self.base.special_time
+
+    @property
+    def time(self) -> float:
+        return max(self.compute_time, self.memory_time, self.base.latency_floor)
+
+
+def _bytes_in_flight(ir) -> int:
+    """Bytes of global loads a thread issues before an instruction reads the first loaded register."""
+    from ..compiler.isa import reg_dtype
+
+    loaded: set[str] = set()
+    total = 0
+    for ins in ir.code:
+        if any(r.name in loaded for r in ins.reads()):
+            break
+        if ins.op == "ld" and "global" in ins.mod:
+            loaded.add(ins.dst.name)
+            total += 2 if ins.type in ("bf16", "f16") else reg_dtype(ins.type).itemsize
+    return total
+
+
+def gpu_terms(kernel: Kernel, chip: Chip | str, *, memory_latency: float = HBM_LATENCY) -> GpuTerms:
+    """The roofline of ``kernel`` on GPU ``chip`` with the SIMT machine's terms (see :class:`GpuTerms`)."""
+    from ..compiler.emit import kernel_ir
+    from .simt.occupancy import max_registers_per_thread, occupancy
+
+    _need("gpu_terms", "kernel", kernel, Kernel, _KERNEL_HINT)
+    c = get(chip)
+    if c.sm is None:
+        raise ValueError(f"gpu_terms: {c.name} is not a GPU with SM limits (occupancy and waves are GPU terms)")
+    if memory_latency <= 0:
+        raise ValueError(f"gpu_terms: memory_latency must be positive, got {memory_latency}")
+    base = kernel_cost(kernel, c)
+    ir = kernel_ir(kernel, c)
+    # registers: the IR's count, capped by what one block may hold (beyond it a compiler spills)
+    regs = max(1, min(ir.registers_per_thread, max_registers_per_thread(c, ir.block)))
+    shared = ir.shared_bytes
+    if kernel.kind is KernelKind.CONTRACTION:  # the tile plan's bytes (the IR holds 16-bit tiles as fp32)
+        from ..compiler.codegen import tile_plan
+        shared = tile_plan(kernel, c).launch.shared_bytes
+    occ = occupancy(c, threads_per_block=ir.block, registers_per_thread=regs,
+                    shared_bytes_per_block=min(shared, c.sm.shared_per_block))
+    sms = c.compute_units
+    per_wave = occ.blocks_per_sm * sms
+    blocks = max(ir.grid, 1)
+    waves = -(-blocks // per_wave)
+    per_thread = _bytes_in_flight(ir)
+    resident = min(blocks, per_wave) * ir.block
+    bw = min(c.hbm_bandwidth, resident * per_thread / memory_latency) if per_thread else c.hbm_bandwidth
+    return GpuTerms(base=base, blocks=blocks, threads_per_block=ir.block, registers_per_thread=regs,
+                    blocks_per_sm=occ.blocks_per_sm, sms=sms, waves=waves, wave_efficiency=blocks / (waves * per_wave),
+                    occupancy=occ.occupancy, bytes_in_flight_per_thread=per_thread, memory_latency=memory_latency,
+                    bandwidth=bw)

@@ -13,6 +13,7 @@
 """
 from .faces import Figure, Interactive, control_kind, in_book, interactive, show
 from .animate import Animation, animate
+from .glue import glue
 from .graph import GraphDrawing, draw_graph, pipeline_diagram
 from .palette import KIND_COLORS, NEUTRAL, OKABE_ITO, ROLE, SEQUENCE, TINT, role
 from .plots import bar_compare, buffer_chart, roofline, style, timeline
@@ -20,7 +21,7 @@ from .hostviz import programs, timeline_spans, timeline_steps
 from .passes import pass_figure, pass_slider
 from .tabs import Tabs, tabs
 
-__all__ = ["Figure", "Interactive", "in_book", "interactive", "show", "Animation", "animate", "control_kind",
+__all__ = ["glue", "Figure", "Interactive", "in_book", "interactive", "show", "Animation", "animate", "control_kind",
            "ROLE", "TINT", "NEUTRAL", "SEQUENCE", "role", "GraphDrawing", "draw_graph", "pipeline_diagram",
            "KIND_COLORS", "OKABE_ITO", "bar_compare", "buffer_chart", "roofline", "style", "timeline",
            "Tabs", "tabs", "pass_figure", "pass_slider", "programs", "timeline_spans", "timeline_steps"]

@@ -73,7 +73,7 @@ DARK = frozenset({ROLE["compute"], ROLE["mismatch"], ROLE["match"]})
 
 #: buffer kinds (memory plans) -> colour
 BUFFER_COLORS = MappingProxyType({
-    "parameter": ROLE["data"], "constant": ROLE["idle"], "temporary": ROLE["memory"], "output": "#FFFFFF",
+    "parameter": ROLE["data"], "constant": ROLE["idle"], "temporary": ROLE["memory"], "output": TINT["memory"],
 })
 
 

@@ -208,7 +208,7 @@ def buffer_chart(plan, *, title: str | None = None, names: bool = True):
     steps = max(b.last for b in plan.buffers) - min(b.first for b in plan.buffers) + 1
     # one tick per kernel while they fit; beyond that Plotly picks round steps (a strip of 60 numbers
     # is unreadable)
-    fig.update_xaxes(title="kernel (step of the schedule; −1: before the first)", dtick=1 if steps <= 16 else None)
+    fig.update_xaxes(title="kernel step (−1: before the first)", dtick=1 if steps <= 16 else None)
     fig.update_yaxes(title=f"device memory offset ({unit})", rangemode="tozero")
     return style(fig, title=title, height=380)
 
@@ -247,9 +247,14 @@ def roofline(chip, points=(), *, dtype: str = "bfloat16", unit=None, title: str 
         fig.add_trace(go.Scatter(x=xs, y=ys / 1e12, mode="lines", name=f"{c.name.split(' (')[0]} ({dtype})",
                                  line=dict(color=NEUTRAL[i % len(NEUTRAL)], width=3 if i == 0 else 2,
                                            dash="solid" if i == 0 else "dash"), showlegend=False))
-        # a direct label on the roof's flat end instead of a legend entry
-        fig.add_annotation(x=np.log10(xs[-1]), y=np.log10(ys[-1] / 1e12), text=f"{c.name.split(' (')[0]} ({dtype})",
-                           showarrow=False, xanchor="right", yanchor="bottom", font=dict(size=12, color=NEUTRAL[i % len(NEUTRAL)]))
+        # several roofs: a direct label on each roof's flat end instead of a legend entry (one roof is
+        # named by the caption)
+        if extra_chips:
+            from ..hardware import PRESETS
+
+            short = next((k for k, v in PRESETS.items() if v is c), c.name.split(" (")[0])
+            fig.add_annotation(x=np.log10(xs[-1]), y=np.log10(ys[-1] / 1e12), text=short, showarrow=False,
+                               xanchor="right", yanchor="bottom", font=dict(size=12, color=NEUTRAL[i % len(NEUTRAL)]))
         ridge = peak / c.hbm_bandwidth
         if i == 0:
             fig.add_vline(x=ridge, line_dash="dot", line_color="#999999",
@@ -271,7 +276,7 @@ def roofline(chip, points=(), *, dtype: str = "bfloat16", unit=None, title: str 
         xi, yi = [g[1] for g in groups], [g[2] for g in groups]
         # direct labels: the names themselves while they fit; with many markers, numbers on the plot and
         # the key in the caption (the figure's title becomes its caption)
-        many = len(groups) > 6
+        many = len(groups) > 3
         text = [str(i + 1) for i in range(len(groups))] if many else names
         fig.add_trace(go.Scatter(x=xi, y=yi, mode="markers+text", text=text, customdata=names,
                                  textposition=(["top left", "bottom right"] * len(groups))[:len(groups)] if not many
@@ -282,6 +287,6 @@ def roofline(chip, points=(), *, dtype: str = "bfloat16", unit=None, title: str 
         if many:
             key = "; ".join(f"{i + 1}: {n}" for i, n in enumerate(names))
             title = f"{title}<br>{key}" if title else f"Kernels: {key}"
-    fig.update_xaxes(type="log", title="intensity (FLOP per byte of HBM traffic)", range=[np.log10(xrange[0]), np.log10(xrange[1])])
+    fig.update_xaxes(type="log", title="intensity (FLOP per HBM byte)", range=[np.log10(xrange[0]), np.log10(xrange[1])])
     fig.update_yaxes(type="log", title="attainable TFLOP/s")
     return style(fig, title=title, height=420)

@@ -1,0 +1,86 @@
+"""Benchmark the SIMT machine: simulated thread-instructions per second, and the issue model's speed.
+
+Run with ``make bench`` (or ``python benchmarks/bench_simt.py``). Prints two tables:
+
+1. values only (``trace=False``): kernels the compiler emits, each with at least 64 warps, run on the
+   H100 preset; thread-instructions (active lanes summed over every issued instruction) per second of
+   wall time. Target: at least 10 million per second on the 2-core build machine.
+2. with the issue model (``trace=True``/"auto"): the latency-hiding and divergence experiments the
+   chapters animate, wall time per run (a widget redraw reruns one of these).
+"""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import labsim as ls  # noqa: E402
+import labsim.numpy as lnp  # noqa: E402
+
+S = ls.ShapeDtype
+TARGET = 10e6
+
+
+def table(title, header, rows):
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    print(f"\n{title}")
+    print("  ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in enumerate(zip(header, widths))))
+    print("  ".join("-" * w for w in widths))
+    for r in rows:
+        print("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))))
+
+
+def best(fn, repeats=3):
+    t, out = float("inf"), None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        t = min(t, time.perf_counter() - t0)
+    return t, out
+
+
+def main() -> None:
+    rng = np.random.default_rng(0)
+    work = {
+        "x*y+z, relu (1M elements)": (lambda x, y, z: lnp.maximum(x * y + z, 0.0), [S((1024, 1024))] * 3),
+        "gelu (256K elements)": (lambda x: ls.nn.gelu(x), [S((512, 512))]),
+        "softmax 256 x 1000": (lambda x: ls.nn.softmax(x, axis=-1), [S((256, 1000))]),
+        "layer_norm 128 x 768": (lambda x: ls.nn.layer_norm(x), [S((128, 768))]),
+        "matmul bf16 256^3 (A100 path)": (lambda a, b: a @ b, [S((256, 256), "bfloat16")] * 2),
+    }
+    rows = []
+    for name, (f, specs) in work.items():
+        prog = ls.compile(ls.trace(f, *specs))
+        xs = [rng.standard_normal(s.shape).astype(np.float32) for s in specs]
+        chip = "A100 80GB" if "A100" in name else "H100 SXM"
+        t, run = best(lambda: ls.simt.run(prog, *xs, chip=chip), repeats=2)
+        warps = sum(k.ir.grid * k.ir.warps_per_block for k in run.kernels)
+        ok = all(np.allclose(np.asarray(a), np.asarray(b), rtol=2e-4, atol=1e-4)
+                 for a, b in zip(np.atleast_1d(run.outputs), np.atleast_1d(ls.evaluate(prog.graph, *xs))))
+        rate = run.thread_instructions / t
+        rows.append([name, f"{warps:,}", f"{run.thread_instructions:,}", f"{t * 1e3:,.0f}", f"{rate / 1e6:,.1f}",
+                     "yes" if rate >= TARGET else "NO", "yes" if ok else "NO"])
+    table("1. SIMT machine, values only: simulated thread-instructions per second (target >= 10 M/s)",
+          ["kernel", "warps", "thread-instr", "ms", "M thread-instr/s", "target", "== evaluate"], rows)
+
+    rows = []
+    for w in (4, 16, 32):
+        e = ls.simt.latency_kernel(4, 16, warps=w)
+        t, run = best(lambda: ls.simt.run_ir(e.ir, e.inputs, schedulers=1), repeats=3)
+        rows.append([f"latency_kernel(I=4, 16 repeats), {w} warps, 1 scheduler", f"{run.trace.cycles:,}",
+                     f"{run.warp_instructions:,}", f"{t * 1e3:,.1f}"])
+    for pat in ("contiguous", "interleaved"):
+        e = ls.simt.divergent_kernel(4, 4, pattern=pat, taken=16, warps=8)
+        t, run = best(lambda: ls.simt.run_ir(e.ir, e.inputs), repeats=5)
+        rows.append([f"divergent_kernel(4, 4, {pat}), 8 warps", f"{run.trace.cycles:,}",
+                     f"{run.warp_instructions:,}", f"{t * 1e3:,.1f}"])
+    table("2. SIMT machine with the issue model (per-cycle trace): wall time per run",
+          ["experiment", "cycles", "warp-instr", "ms"], rows)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+"""Benchmark the cycle-level systolic array (``ls.systolic``) against SCALE-Sim 3.0.0, side by side.
+
+Run with ``make bench`` (or ``python benchmarks/bench_systolic.py``). Prints two tables:
+
+1. the same GEMMs on the same arrays in one run: labsim's ``simulate`` (cycle by cycle, real float32
+   values, no trace; best of 3) and SCALE-Sim's ``run_scale`` (its Python API, ``save_disk_space=True``;
+   live in ``.venv-peers``, which ``make bench`` and ``make crosscheck`` create; without it the time
+   stored with the reference is shown, marked "stored"), the ratio (target: labsim at least 10× faster),
+   and both cycle counts: SCALE-Sim reports the last 0-based cycle index, so its count must equal
+   labsim's minus 1 ("equal" column). SCALE-Sim computes cycles and accesses only; labsim also computes
+   the product, which is checked against NumPy ("values" column).
+2. the cost of the per-cycle trace on the small arrays the book animates (``trace=True``): p50/p95 of
+   20 runs, against the 100 ms budget of a live control change;
+3. the animation (``labsim.viz.systolic.systolic_animation``): the website page weight of a figure with
+   its controls (target under 1 MB) and the live face's control change (``Animation.update``: new frames
+   simulated and drawn, the cache cleared before each) p50/p95.
+
+Options: ``--quick`` runs the 32×32 configurations only; ``--no-live`` never starts SCALE-Sim.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import labsim as ls  # noqa: E402
+from labsim.peers import scalesim as ss  # noqa: E402
+
+TARGET_RATIO = 10.0
+TARGET_MS = 100.0
+
+
+def table(title: str, header: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    print(f"\n{title}")
+    print("  ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in enumerate(zip(header, widths))))
+    print("  ".join("-" * w for w in widths))
+    for r in rows:
+        print("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))))
+
+
+def side_by_side(configs, live) -> list[list[str]]:
+    rows = []
+    for r in ss.speed_rows(configs, live=live):
+        ratio = r["ratio"]
+        rows.append([f"{r['rows']}×{r['cols']} {r['dataflow']}, {r['M']}·{r['N']}·{r['K']}",
+                     f"{r['labsim_s'] * 1e3:,.0f}",
+                     f"{r['scalesim_s'] * 1e3:,.0f} ({r['source']})" if r["scalesim_s"] else "not run",
+                     f"{ratio:.1f}×" if ratio else "—",
+                     f"{r['labsim_cycles']:,}", f"{r['scalesim_cycles']:,}" if r["scalesim_cycles"] is not None else "—",
+                     {True: "yes", False: "NO", None: "—"}[r["cycles_equal"]],
+                     "ok" if r["values_ok"] else "WRONG",
+                     ("ok" if ratio >= TARGET_RATIO else "SLOW") if ratio else ""])
+    return rows
+
+
+def trace_latency(repeats: int = 20) -> list[list[str]]:
+    rng = np.random.default_rng(0)
+    rows = []
+    for (R, C, M, N, K) in [(4, 4, 4, 4, 4), (4, 4, 8, 8, 8), (8, 8, 8, 8, 8), (8, 8, 16, 16, 16)]:
+        A = rng.integers(-4, 5, (M, K)).astype(float)
+        B = rng.integers(-4, 5, (K, N)).astype(float)
+        for df in ("ws", "os", "is"):
+            ts = []
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                r = ls.systolic.simulate(A, B, rows=R, cols=C, dataflow=df, trace=True)
+                ts.append((time.perf_counter() - t0) * 1e3)
+            p50, p95 = np.percentile(ts, 50), np.percentile(ts, 95)
+            rows.append([f"{R}×{C} {df}, {M}·{N}·{K}", f"{r.cycles}", f"{p50:.1f}", f"{p95:.1f}",
+                         "ok" if p95 <= TARGET_MS else "SLOW"])
+    return rows
+
+
+def animation_costs(repeats: int = 10) -> list[list[str]]:
+    import os
+
+    from labsim.viz import systolic as vs
+
+    rows = []
+    for label, controls in [("4×4, 4·4·4, dataflow ×3", {"dataflow": ["ws", "os", "is"]}),
+                            ("dataflow ×3, array 2/4/8, K 4/8", {"dataflow": ["ws", "os", "is"], "rows": [2, 4, 8],
+                                                                 "K": [4, 8]}),
+                            ("8×8 array, 8·8·8, dataflow ×3", {"dataflow": ["ws", "os", "is"], "rows": [8], "cols": [8],
+                                                              "M": [8], "N": [8], "K": [8]})]:
+        os.environ["LABSIM_BOOK"] = "1"
+        a = vs.systolic_animation(controls)
+        t0 = time.perf_counter()
+        page = a._repr_mimebundle_()["text/html"]
+        build = time.perf_counter() - t0
+        os.environ.pop("LABSIM_BOOK", None)
+        b = vs.systolic_animation(controls)
+        combos = [dict(zip(controls, vals)) for vals in __import__("itertools").product(*controls.values())]
+        ts = []
+        for i in range(repeats):
+            for c in combos[:6]:
+                b._frames_cache.clear()
+                t0 = time.perf_counter()
+                b.update(**c)
+                ts.append((time.perf_counter() - t0) * 1e3)
+        p50, p95 = np.percentile(ts, 50), np.percentile(ts, 95)
+        kb = len(page.encode()) / 1024
+        rows.append([label, f"{len(combos)}", f"{kb:,.0f}", "ok" if kb < 1024 else "HEAVY", f"{build:.1f}",
+                     f"{p50:.0f}", f"{p95:.0f}", "ok" if p95 <= TARGET_MS else "SLOW"])
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="32×32 configurations only")
+    ap.add_argument("--no-live", action="store_true", help="do not run SCALE-Sim (show stored times)")
+    args = ap.parse_args()
+    configs = ss.SPEED_CONFIGS[:3] if args.quick else ss.SPEED_CONFIGS
+    live = ss.peers_available() and not args.no_live
+    print(f"labsim {ls.__version__}, Python {sys.version.split()[0]}, NumPy {np.__version__}; "
+          f"SCALE-Sim: {'3.0.0, live in ' + str(ss.PEERS_PYTHON.parent.parent.name) if live else 'not run (no .venv-peers)'}")
+    table(f"1. labsim's cycle-level simulation against SCALE-Sim, same configurations (ms; target ≥ {TARGET_RATIO:.0f}×)",
+          ["configuration (array, dataflow, M·N·K)", "labsim", "SCALE-Sim", "ratio", "labsim cycles",
+           "SCALE-Sim cycles", "equal (−1)", "values", ""], side_by_side(configs, live))
+    table(f"2. simulate(..., trace=True) on the animated sizes (ms, 20 runs; target p95 ≤ {TARGET_MS:.0f} ms)",
+          ["configuration", "cycles", "p50", "p95", ""], trace_latency())
+    table(f"3. the animation: page weight (KiB; target < 1,024) and a live control change (ms; target p95 ≤ {TARGET_MS:.0f})",
+          ["controls", "combinations", "page KiB", "", "build s", "p50", "p95", ""], animation_costs())
+
+
+if __name__ == "__main__":
+    main()

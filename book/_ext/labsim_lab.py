@@ -1,0 +1,192 @@
+"""JupyterLab for the labsim book: ``make lab`` (and the conda route) start it through this file.
+
+    python book/_ext/labsim_lab.py [--root DIR] [--port N] [--no-browser] [-- more jupyter lab options]
+
+What it sets up, so that JupyterLab shows a chapter as the website does:
+
+* The server is rooted at the repository (``jupytext.toml`` there applies: a ``.md`` chapter opens as a
+  notebook, saving rewrites it exactly and pairs it to ``_notebooks/``) and opens ``chapters/``.
+* Markdown files open as notebooks by default (a JupyterLab settings override in this environment).
+* Its contents manager, :class:`LabContentsManager` (jupytext's, plus two translations that are undone
+  on save, so the ``.md`` on disk never changes):
+
+  - cells the website hides (tags ``remove-cell``, ``remove-input``, ``hide-input``, ``remove-output``,
+    ``hide-output``) open collapsed: the cell metadata ``jupyter.source_hidden`` /
+    ``jupyter.outputs_hidden`` that JupyterLab honours;
+  - computed values: ``{glue:text}`name:fmt``` (a myst-nb role that jupyterlab-myst does not know)
+    opens as ``{eval}`glue.text("name", "fmt")```, an inline expression that jupyterlab-myst evaluates
+    in the kernel when the markdown cell runs (``glue`` is :func:`labsim.viz.glue`, which records every
+    value it glues). MyST itself (admonitions, exercises and solutions, glossary terms, citations)
+    renders through jupyterlab-myst.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+
+#: tags -> what JupyterLab collapses (source, outputs)
+HIDDEN = {"remove-cell": (True, True), "remove-input": (True, False), "hide-input": (True, False),
+          "remove-output": (False, True), "hide-output": (False, True), "hide-cell": (True, True)}
+_MARK = "labsim_lab"  # cell metadata key recording what we added, so saving removes exactly that
+
+_GLUE_TEXT = re.compile(r"\{glue:text\}`([A-Za-z_][A-Za-z0-9_]*)(?::([^`]*))?`")
+_EVAL = re.compile(r'\{eval\}`glue\.text\("([A-Za-z_][A-Za-z0-9_]*)"(?:, "((?:[^"\\]|\\.)*)")?\)`')
+
+
+def glue_to_eval(text: str) -> str:
+    """``{glue:text}`x:,.0f``` -> ``{eval}`glue.text("x", ",.0f")```."""
+    def sub(m):
+        fmt = m.group(2)
+        return f'{{eval}}`glue.text("{m.group(1)}"' + (f", {json.dumps(fmt)}" if fmt is not None else "") + ")`"
+    return _GLUE_TEXT.sub(sub, text)
+
+
+def eval_to_glue(text: str) -> str:
+    """The inverse of :func:`glue_to_eval`."""
+    def sub(m):
+        fmt = m.group(2)
+        return f"{{glue:text}}`{m.group(1)}" + (f":{json.loads(chr(34) + fmt + chr(34))}" if fmt is not None else "") + "`"
+    return _EVAL.sub(sub, text)
+
+
+def for_lab(nb) -> None:
+    """Change a notebook read from disk into what JupyterLab should show (in place)."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            src = glue_to_eval(cell.source)
+            if src != cell.source:
+                cell.source = src
+        tags = set(cell.get("metadata", {}).get("tags", []))
+        source_hidden = any(HIDDEN[t][0] for t in tags & HIDDEN.keys())
+        outputs_hidden = any(HIDDEN[t][1] for t in tags & HIDDEN.keys())
+        if source_hidden or outputs_hidden:
+            jup = cell.metadata.setdefault("jupyter", {})
+            added = {}
+            if source_hidden and "source_hidden" not in jup:
+                jup["source_hidden"] = added["source_hidden"] = True
+            if outputs_hidden and "outputs_hidden" not in jup:
+                jup["outputs_hidden"] = added["outputs_hidden"] = True
+            if added:
+                cell.metadata[_MARK] = sorted(added)
+
+
+def for_disk(nb) -> None:
+    """Undo :func:`for_lab` before a notebook is written (in place)."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            src = eval_to_glue(cell.source)
+            if src != cell.source:
+                cell.source = src
+        added = cell.get("metadata", {}).pop(_MARK, None)
+        jup = cell.get("metadata", {}).get("jupyter")
+        if jup is None:
+            continue
+        for key in added or ():
+            jup.pop(key, None)
+        if not jup:
+            cell.metadata.pop("jupyter")
+
+
+def _wrap(base):
+    """A contents manager class: ``base`` (jupytext's) with :func:`for_lab` on read, :func:`for_disk` on save."""
+    import asyncio
+
+    if asyncio.iscoroutinefunction(base.get):
+        class Manager(base):
+            async def get(self, path, content=True, type=None, format=None, **kw):
+                model = await super().get(path, content=content, type=type, format=format, **kw)
+                if content and model.get("type") == "notebook" and model.get("content") is not None:
+                    for_lab(model["content"])
+                return model
+
+            async def save(self, model, path=""):
+                if model.get("type") == "notebook" and model.get("content") is not None:
+                    model = dict(model, content=_copy(model["content"]))
+                    for_disk(model["content"])
+                return await super().save(model, path)
+    else:
+        class Manager(base):
+            def get(self, path, content=True, type=None, format=None, **kw):
+                model = super().get(path, content=content, type=type, format=format, **kw)
+                if content and model.get("type") == "notebook" and model.get("content") is not None:
+                    for_lab(model["content"])
+                return model
+
+            def save(self, model, path=""):
+                if model.get("type") == "notebook" and model.get("content") is not None:
+                    model = dict(model, content=_copy(model["content"]))
+                    for_disk(model["content"])
+                return super().save(model, path)
+    Manager.__name__ = Manager.__qualname__ = f"Labsim{base.__name__}"
+    return Manager
+
+
+def _copy(nb):
+    import nbformat
+
+    return nbformat.from_dict(json.loads(json.dumps(nb)))
+
+
+try:
+    import jupytext as _jt
+
+    #: what JupyterLab runs (jupytext's asynchronous manager), and a synchronous twin for scripts and tests
+    LabContentsManager = _wrap(_jt.AsyncTextFileContentsManager)
+    SyncLabContentsManager = _wrap(_jt.TextFileContentsManager)
+except ImportError:  # pragma: no cover - jupytext is part of the book's environment
+    LabContentsManager = SyncLabContentsManager = None
+
+#: JupyterLab settings: markdown files open as notebooks (jupytext); every cell of a chapter is drawn
+#: (not only those on screen), so that reading, searching and printing see the whole chapter
+OVERRIDES = {
+    "@jupyterlab/docmanager-extension:plugin": {
+        "defaultViewers": {"markdown": "Jupytext Notebook", "myst": "Jupytext Notebook"}},
+    "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"},
+}
+
+
+def write_overrides(prefix: Path = Path(sys.prefix)) -> Path:
+    path = prefix / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    current = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    current.update(OVERRIDES)
+    path.write_text(json.dumps(current, indent=2), encoding="utf-8")
+    return path
+
+
+def command(root: Path, port: int | None = None, extra=()) -> tuple[list[str], dict]:
+    """The command line and environment that start JupyterLab for the book (``make lab`` runs it)."""
+    cmd = [sys.executable, "-m", "jupyterlab", "--ServerApp.ip=127.0.0.1", f"--ServerApp.root_dir={root}",
+           "--LabApp.default_url=/lab/tree/chapters",
+           "--ServerApp.contents_manager_class=labsim_lab.LabContentsManager"]
+    if port:
+        cmd += [f"--ServerApp.port={port}", "--ServerApp.port_retries=0"]
+    if hasattr(os, "getuid") and os.getuid() == 0:
+        cmd.append("--allow-root")
+    cmd += list(extra)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE), *filter(None, [env.get("PYTHONPATH")])])
+    return cmd, env
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--root", default=str(REPO), help="server root (default: the repository)")
+    ap.add_argument("--port", type=int, default=None)
+    ap.add_argument("extra", nargs="*", help="more options for jupyter lab (after --)")
+    args = ap.parse_args(argv)
+    write_overrides()
+    cmd, env = command(Path(args.root), args.port, args.extra)
+    return subprocess.call(cmd, env=env)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,345 @@
+"""The executable kernel IR: what one GPU thread runs, as a short list of typed instructions.
+
+Introduced in "Inside a GPU" and "Warps: scheduling and divergence". ``labsim.compiler.emit`` lowers a
+:class:`~labsim.compiler.kernel.Kernel` into a :class:`KernelIR`; ``labsim.machines.simt`` executes it
+with real values (``ls.simt.run``); :meth:`KernelIR.render` prints it as labsim's *pseudo-PTX*, and that
+rendering is the kernel's listing, so a listing can no longer say something the machine does not run.
+
+The IR is close to PTX where it can be:
+
+* **typed virtual registers** (:class:`Reg`): ``%r`` 32-bit integers, ``%rd`` 64-bit addresses, ``%f``
+  floating point, ``%p`` predicates; each has a PTX type (``f32``, ``u32``, ``u64``, ``pred``, ...).
+* **special registers** (:class:`Special`): ``%tid.x`` (thread in block), ``%ntid.x`` (threads per
+  block), ``%ctaid.x`` (block in grid), ``%nctaid.x``, ``%laneid``, ``%warpid``.
+* **predicates and guarded branches**: ``setp.lt.u32 %p1, %r1, %r2;`` and ``@%p1 bra LABEL;``.
+* **loads and stores with explicit address arithmetic**: ``ld.param.u64 %rd1, [x];``,
+  ``mad.wide.u32 %rd2, %r1, 4, %rd1;``, ``ld.global.f32 %f1, [%rd2];``.
+* arithmetic on the FMA lanes, special functions on the SFUs (``ex2.approx``, ``lg2.approx``,
+  ``rcp.approx``, ``rsqrt.approx``, ``tanh.approx``), shuffles (``shfl.sync.bfly``), shared memory and
+  barriers (``bar.sync``) for reductions, and a tile-level matrix instruction for contractions
+  (``mma.sync`` fed by ``cp.async`` on Ampere, ``wgmma`` fed by TMA on Hopper).
+
+What is labsim's, not PTX's: 16-bit floats are held in registers as the reference interpreter holds
+them (``labsim.core.dtypes.numpy_dtype``); integer ``div``/``rem`` on kernel *values* follow the IR's
+floor-division semantics; library functions without a PTX instruction (``erf``, ``pow``) are shown as
+``call``; the matrix instructions work on whole shared-memory tiles.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Union
+
+import numpy as np
+
+from ..core.dtypes import numpy_dtype
+
+
+class Unit(enum.Enum):
+    """The SM unit that executes an instruction (its issue cost and latency come from the machine)."""
+
+    ALU = "alu"  # FMA / integer lanes
+    SFU = "sfu"  # special-function units
+    MEM = "mem"  # global loads and stores (LSU to L1/L2/HBM)
+    SHARED = "shared"  # shared-memory loads and stores, shuffles
+    TENSOR = "tensor"  # tensor cores
+    CONTROL = "control"  # branches, barriers, exit
+
+
+_PTX_TYPE = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16", "int32": "s32",
+             "int64": "s64", "int8": "s8", "uint8": "u8", "bool": "pred", "int16": "s16", "uint32": "u32",
+             "uint16": "u16", "uint64": "u64", "float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2"}
+_REG_PREFIX = {"pred": "p", "u64": "rd", "s64": "rd"}
+
+
+def ptx_type(dtype: str) -> str:
+    """The PTX type name of a labsim dtype (``float32`` -> ``f32``); PTX names pass through."""
+    return _PTX_TYPE.get(dtype, dtype)
+
+
+_NP = {"u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64", "s8": "int8", "s16": "int16",
+       "s32": "int32", "s64": "int64", "b16": "uint16", "b32": "uint32", "b64": "uint64", "pred": "bool",
+       "f64": "float64", "f32": "float32", "f16": "float16"}
+
+
+def reg_dtype(ptype: str):
+    """The NumPy dtype a register of PTX type ``ptype`` holds in the machine (bf16 and 8-bit floats
+    as float32, as the reference interpreter evaluates them)."""
+    if ptype in _NP:
+        return np.dtype(_NP[ptype])
+    back = {v: k for k, v in _PTX_TYPE.items()}
+    return numpy_dtype(back.get(ptype, ptype))
+
+
+@dataclass(frozen=True)
+class Reg:
+    """A typed virtual register (one value per thread)."""
+
+    name: str  # "%f3"
+    type: str  # PTX type: "f32", "u32", "u64", "pred", ...
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Special(enum.Enum):
+    """Special registers: read-only, one value per thread, set by the launch."""
+
+    TID = "%tid.x"
+    NTID = "%ntid.x"
+    CTAID = "%ctaid.x"
+    NCTAID = "%nctaid.x"
+    LANEID = "%laneid"
+    WARPID = "%warpid"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Imm:
+    """An immediate operand."""
+
+    value: float | int | bool
+    type: str = "f32"
+
+    def __str__(self) -> str:
+        v = self.value
+        if self.type == "pred":
+            return "1" if v else "0"
+        if isinstance(v, float) or self.type.startswith(("f", "bf")):
+            v = float(v)
+            if v != v:
+                return "NaN"
+            if v in (float("inf"), float("-inf")):
+                return "+Inf" if v > 0 else "-Inf"
+            return repr(v)
+        return str(int(v))
+
+
+@dataclass(frozen=True)
+class Param:
+    """A kernel parameter: the device address of one buffer (``ld.param.u64 %rd1, [x];``)."""
+
+    name: str
+    index: int  # position in KernelIR.params
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Label:
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+Operand = Union[Reg, Special, Imm, Param, Label]
+
+
+@dataclass(frozen=True)
+class Instr:
+    """One instruction. ``op`` is the PTX-like mnemonic without types (``add``, ``ld``, ``setp``, ...);
+    ``type`` the PTX type suffix; ``dst`` the register written (None for stores, branches, barriers);
+    ``srcs`` the operands; ``guard`` an optional predicate (``@%p`` / ``@!%p``); ``mod`` extra
+    mnemonic parts (``("global",)`` for ``ld.global``, ``("lt",)`` for ``setp.lt``); ``attrs`` what the
+    machine needs beyond the text (the comparison, the shuffle mode, a tile shape)."""
+
+    op: str
+    dst: Reg | None = None
+    srcs: tuple = ()
+    type: str = ""
+    mod: tuple[str, ...] = ()
+    guard: Reg | None = None
+    guard_neg: bool = False
+    unit: Unit = Unit.ALU
+    attrs: dict = field(default_factory=dict, compare=False, hash=False)
+    comment: str = ""
+
+    def mnemonic(self) -> str:
+        return ".".join([self.op, *self.mod] + ([self.type] if self.type else []))
+
+    def reads(self) -> tuple[Reg, ...]:
+        regs = [s for s in self.srcs if isinstance(s, Reg)]
+        if self.guard is not None:
+            regs.append(self.guard)
+        return tuple(regs)
+
+    def text(self) -> str:
+        g = f"@{'!' if self.guard_neg else ''}{self.guard} " if self.guard is not None else ""
+        ops = [str(self.dst)] if self.dst is not None else []
+        srcs = [str(s) for s in self.srcs]
+        if self.op in ("ld", "cp") and srcs:
+            srcs[0] = f"[{srcs[0]}]"
+        if self.op in ("st",) and srcs:
+            srcs[0] = f"[{srcs[0]}]"
+        body = f"{g}{self.mnemonic()}"
+        args = ", ".join(ops + srcs)
+        return f"{body:<22} {args};" if args else f"{body};"
+
+
+@dataclass
+class KernelIR:
+    """One kernel in the executable IR.
+
+    ``params`` name the buffers the kernel reads and writes (inputs first, then outputs), with their
+    dtypes and element counts; ``code`` is the instruction list and ``labels`` maps a label to the index
+    of the instruction it stands before. ``grid`` and ``block`` are the launch (1-D: blocks, threads per
+    block); ``shared_bytes`` the static shared memory per block. ``tiles`` names shared-memory tiles and
+    accumulators of a contraction (name -> (rows, cols)). ``reconverge`` maps the index of each
+    potentially divergent branch to its reconvergence point (the immediate post-dominator), computed
+    by :func:`immediate_post_dominators`.
+    """
+
+    name: str
+    params: list[tuple[str, str, int]]  # (name, labsim dtype, elements)
+    n_inputs: int
+    code: list[Instr]
+    labels: dict[str, int]
+    grid: int
+    block: int
+    shared_bytes: int = 0
+    header: list[str] = field(default_factory=list)
+    tiles: dict = field(default_factory=dict)
+    arch: str = ""
+    reconverge: dict[int, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.reconverge:
+            self.reconverge = immediate_post_dominators(self.code, self.labels)
+
+    @property
+    def warps_per_block(self) -> int:
+        return -(-self.block // 32)
+
+    def registers(self) -> list[Reg]:
+        seen: dict[str, Reg] = {}
+        for ins in self.code:
+            for r in ((ins.dst,) if ins.dst is not None else ()) + ins.reads():
+                seen.setdefault(r.name, r)
+        return list(seen.values())
+
+    @property
+    def registers_per_thread(self) -> int:
+        """32-bit registers a thread needs if every virtual register kept its own (an upper bound: real
+        register allocation reuses registers; 64-bit registers count twice, predicates not at all)."""
+        return sum(2 if r.type in ("u64", "s64", "f64") else 0 if r.type == "pred" else 1 for r in self.registers())
+
+    def render(self) -> str:
+        """The listing: labsim's pseudo-PTX, one instruction per line, labels on their own lines."""
+        at = {}
+        for name, pc in self.labels.items():
+            at.setdefault(pc, []).append(name)
+        params = ", ".join(f".param .u64 {n}" for n, _, _ in self.params)
+        lines = list(self.header)
+        lines.append(f".entry {self.name.replace('.', '_')}({params})")
+        lines.append("{")
+        if self.shared_bytes:
+            lines.append(f"  .shared .align 16 .b8 smem[{self.shared_bytes}];")
+        for pc, ins in enumerate(self.code):
+            for name in at.get(pc, ()):
+                lines.append(f"{name}:")
+            t = "  " + ins.text()
+            if ins.comment:
+                t = f"{t:<52} // {ins.comment}"
+            lines.append(t.rstrip())
+        for name in at.get(len(self.code), ()):
+            lines.append(f"{name}:")
+        lines.append("}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.render()
+
+    def count(self, op: str | None = None, unit: Unit | None = None) -> int:
+        """Static count of instructions with mnemonic prefix ``op`` and/or on ``unit``."""
+        return sum(1 for i in self.code if (op is None or i.mnemonic().startswith(op))
+                   and (unit is None or i.unit is unit))
+
+
+def successors(code: list[Instr], labels: dict[str, int], pc: int) -> list[int]:
+    """Where control can go after instruction ``pc`` (the end of the code is ``len(code)``)."""
+    ins = code[pc]
+    if ins.op in ("exit", "ret"):
+        return [len(code)] if ins.guard is None else [len(code), pc + 1]
+    if ins.op == "bra":
+        tgt = labels[ins.srcs[0].name]
+        return [tgt] if ins.guard is None else sorted({tgt, pc + 1})
+    return [pc + 1]
+
+
+def immediate_post_dominators(code: list[Instr], labels: dict[str, int]) -> dict[int, int]:
+    """For each guarded branch (or guarded exit), its immediate post-dominator: the first instruction
+    every path from it must reach, where a divergent warp's two halves meet again (GPGPU-Sim's rule).
+    The exit node is ``len(code)``. Computed by the classic iterative data-flow over post-dominator sets.
+    """
+    n = len(code)
+    succ = {pc: successors(code, labels, pc) for pc in range(n)}
+    full = (1 << (n + 1)) - 1
+    pdom = [full] * (n + 1)  # bit sets: bit d of pdom[v] = d post-dominates v
+    pdom[n] = 1 << n
+    changed = True
+    while changed:
+        changed = False
+        for v in reversed(range(n)):
+            new = full
+            for t in succ[v]:
+                new &= pdom[t]
+            new |= 1 << v
+            if new != pdom[v]:
+                pdom[v] = new
+                changed = True
+    out = {}
+    for pc, ins in enumerate(code):
+        if ins.guard is not None and ins.op in ("bra", "exit", "ret"):
+            strict = pdom[pc] & ~(1 << pc)
+            # the immediate post-dominator: the strict post-dominator that all the others post-dominate
+            out[pc] = next(c for c in range(n + 1) if strict >> c & 1 and pdom[c] & strict == strict)
+    return out
+
+
+class Builder:
+    """Writes a :class:`KernelIR` instruction by instruction: fresh typed registers, labels, guards."""
+
+    _PREFIX = {"pred": "%p", "u64": "%rd", "s64": "%rd", "f64": "%fd"}
+
+    def __init__(self) -> None:
+        self.code: list[Instr] = []
+        self.labels: dict[str, int] = {}
+        self._n: dict[str, int] = {}
+
+    def reg(self, type: str) -> Reg:
+        prefix = self._PREFIX.get(type) or ("%f" if type.startswith(("f", "bf", "e4", "e5")) else "%r")
+        self._n[prefix] = self._n.get(prefix, 0) + 1
+        return Reg(f"{prefix}{self._n[prefix]}", type)
+
+    def label(self, name: str) -> Label:
+        if name in self.labels:
+            raise ValueError(f"label {name} defined twice")
+        self.labels[name] = len(self.code)
+        return Label(name)
+
+    def fresh_label(self, base: str) -> str:
+        self._n["L" + base] = self._n.get("L" + base, 0) + 1
+        return f"{base}_{self._n['L' + base]}"
+
+    def emit(self, op: str, dst: Reg | None = None, *srcs, type: str = "", mod: tuple = (), guard: Reg | None = None,
+             neg: bool = False, unit: Unit = Unit.ALU, comment: str = "", **attrs) -> Reg | None:
+        self.code.append(Instr(op, dst, tuple(srcs), type, tuple(mod), guard, neg, unit, attrs, comment))
+        return dst
+
+    def op(self, op: str, type: str, *srcs, mod: tuple = (), unit: Unit = Unit.ALU, comment: str = "",
+           dst_type: str | None = None, **attrs) -> Reg:
+        """``dst = op.type srcs`` into a fresh register; returns it."""
+        d = self.reg(dst_type or type)
+        self.emit(op, d, *srcs, type=type, mod=mod, unit=unit, comment=comment, **attrs)
+        return d
+
+    def build(self, name: str, params, n_inputs: int, grid: int, block: int, **kw) -> KernelIR:
+        return KernelIR(name, list(params), n_inputs, list(self.code), dict(self.labels), grid, block, **kw)
+
+
+__all__ = ["Builder", "Imm", "Instr", "KernelIR", "Label", "Operand", "Param", "Reg", "Special", "Unit",
+           "immediate_post_dominators", "ptx_type", "reg_dtype", "successors"]

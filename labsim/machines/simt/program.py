@@ -1,0 +1,89 @@
+"""Running a compiled program's kernels on the SIMT machine, one after another (``ls.simt.run``).
+
+Each kernel is lowered to the kernel IR (:func:`labsim.compiler.emit.kernel_ir`, for the chip's
+generation) and run by :func:`~labsim.machines.simt.machine.run_ir` on real data; the buffers it writes
+feed the kernels after it, as device memory does. The outputs are what ``ls.evaluate`` returns for the
+program's graph, computed by the instructions the listings print.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...compiler.emit import kernel_ir
+from ...compiler.kernel import Kernel
+from ...compiler.program import Program
+from ...core.dtypes import numpy_dtype
+from ...core.ir import Literal
+from ...core.pytree import tree_flatten
+from ...hardware import get as get_chip
+from .machine import KernelRun, run_ir
+
+
+@dataclass
+class ProgramRun:
+    """Outputs (as ``ls.evaluate`` returns them) and one :class:`KernelRun` per kernel."""
+
+    outputs: object
+    kernels: list[KernelRun]
+
+    @property
+    def thread_instructions(self) -> int:
+        return sum(k.thread_instructions for k in self.kernels)
+
+    @property
+    def warp_instructions(self) -> int:
+        return sum(k.warp_instructions for k in self.kernels)
+
+
+def run(prog: Program, *args, chip="H100 SXM", select: str = "select", **kw) -> ProgramRun:
+    """Run every kernel of ``prog`` on ``chip``'s SIMT machine with inputs ``args`` (flat, or the
+    pytrees the function was traced with). ``select`` lowers ``where`` as ``"select"`` or as a
+    ``"branch"`` (:func:`labsim.compiler.emit.kernel_ir`). Other keyword arguments go to :func:`run_ir` (``policy``,
+    ``timing``, ``trace``, ...); ``trace`` defaults to ``False`` here (values only)."""
+    if not isinstance(prog, Program):
+        raise TypeError(f"ls.simt.run: expected a compiled Program (ls.compile(graph)), got {type(prog).__name__}")
+    c = get_chip(chip)
+    g = prog.graph
+    if g.in_tree is not None and len(args) != len(g.inputs):
+        args, _ = tree_flatten(tuple(args))
+    if len(args) != len(g.inputs):
+        raise TypeError(f"ls.simt.run: the program takes {len(g.inputs)} input(s), got {len(args)}")
+    buffers: dict[int, np.ndarray] = {}
+    for v, a in zip(g.inputs, args):
+        arr = np.asarray(a)
+        if arr.shape != v.aval.shape:
+            raise ValueError(f"ls.simt.run: input of shape {arr.shape}, the program expects {v.aval.short()}")
+        buffers[id(v)] = arr.astype(numpy_dtype(v.aval.dtype)).ravel()
+    for n in g.nodes:
+        if n.op == "constant":
+            buffers[id(n.out)] = np.asarray(n.params["value"].array, numpy_dtype(n.out.aval.dtype)).ravel()
+    kw.setdefault("trace", False)
+    runs = []
+    for k in prog.kernels:
+        runs.append(run_kernel(k, buffers, c, select=select, **kw))
+    outs = []
+    for o in g.outputs:
+        if isinstance(o, Literal):
+            outs.append(np.asarray(o.value, numpy_dtype(o.aval.dtype)))
+            continue
+        buf = buffers[id(prog.buffer(o))]
+        outs.append(buf.reshape(o.aval.shape).astype(numpy_dtype(o.aval.dtype)))
+    return ProgramRun(outs[0] if len(outs) == 1 else tuple(outs), runs)
+
+
+def run_kernel(k: Kernel, buffers: dict[int, np.ndarray], chip="H100 SXM", *, select: str = "select",
+               **kw) -> KernelRun:
+    """Run one kernel with its inputs from ``buffers`` (by ``id`` of the Var); writes its outputs there."""
+    ir = kernel_ir(k, chip, select=select)
+    missing = [str(v) for v in k.inputs if id(v) not in buffers]
+    if missing:
+        raise ValueError(f"kernel {k.name}: no data for {missing}")
+    r = run_ir(ir, [buffers[id(v)] for v in k.inputs], chip, **kw)
+    for v, (name, _, _) in zip(k.outputs, ir.params[ir.n_inputs:]):
+        buffers[id(v)] = r.outputs[name]
+    return r
+
+
+__all__ = ["ProgramRun", "kernel_ir", "run", "run_kernel"]
