@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import contextlib
 import heapq
+from collections import OrderedDict
 import math
 import numbers
 from dataclasses import dataclass, field
@@ -205,7 +206,6 @@ class Machine:
         self._engines = {d: [0.0] * self.copy_engines for d in Direction}
         self._pending: list[float] = []  # start times of enqueued commands, a heap
         self._capture: CapturedGraph | None = None
-        self._programs: dict[int, Program] = {}
         self._costs: dict[int, Any] = {}
         self._n = 0
 
@@ -386,11 +386,7 @@ class Machine:
         if isinstance(prog, Program):
             return prog
         if isinstance(prog, Graph):
-            key = (id(prog), mode)
-            p = self._programs.get(key)
-            if p is None:
-                p = self._programs[key] = _compile(prog) if mode == "jit" else _compile(prog, passes=[])
-            return p
+            return _compiled(prog, mode)
         raise TypeError(f"call: prog must be a Program or a traced Graph, got {type(prog).__name__} {prog!r:.40}")
 
     def call(self, prog: Program | Graph, *args: Array, mode: str = "jit", stream: int = 0):
@@ -518,6 +514,24 @@ class Machine:
     def device_time(self) -> float:
         """When the device finishes everything enqueued so far."""
         return max([self._device_free, *self._stream_end.values(), *(x for v in self._engines.values() for x in v)])
+
+
+_CACHE: "OrderedDict[tuple[int, str], tuple[Graph, Program]]" = OrderedDict()
+
+
+def _compiled(g: Graph, mode: str) -> Program:
+    """``g`` compiled for ``mode`` (jit: the full pipeline; eager: no passes), kept for the next call as
+    JAX keeps a jitted function's executable: the 64 most recent graphs, held so their ids stay theirs."""
+    key = (id(g), mode)
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0] is g:
+        _CACHE.move_to_end(key)
+        return hit[1]
+    p = _compile(g) if mode == "jit" else _compile(g, passes=[])
+    _CACHE[key] = (g, p)
+    if len(_CACHE) > 64:
+        _CACHE.popitem(last=False)
+    return p
 
 
 class _Ready:
