@@ -50,6 +50,7 @@ from .compiler.pipeline import PlanLostError, compile
 from .compiler.program import Program
 from .machines import host, roofline as cost
 from .machines import simt, systolic
+from .machines import tiling, tpu
 from .machines.events import HOST_CHIP, Direction, Event, EventKind, Trace, UnitId, UnitKind
 from .machines.roofline import (Bound, KernelCost, OutOfMemory, OutOfMemoryError, ProgramCost, estimate,
                                 kernel_cost, memory_check)
@@ -62,7 +63,8 @@ from .support.tables import Table
 # stand for the modules in their floors: one module object under two names, not a copy.
 for _name, _mod in {"numpy": numpy, "nn": nn, "autodiff": autodiff, "ops": ops, "dtypes": dtypes,
                     "passes": passes, "blocks": blocks, "tree_util": tree_util, "cost": cost, "host": host,
-                    "counting": counting, "llm": llm, "parity": parity, "simt": simt, "systolic": systolic}.items():
+                    "counting": counting, "llm": llm, "parity": parity, "simt": simt, "systolic": systolic,
+                    "tiling": tiling, "tpu": tpu}.items():
     _sys.modules[f"{__name__}.{_name}"] = _mod
 del _name, _mod
 
@@ -76,5 +78,6 @@ __all__ = [
     "Chip", "ChipKind", "Link", "Unit", "hardware", "ops", "dtypes", "numpy", "nn",
     "estimate", "kernel_cost", "KernelCost", "ProgramCost", "Bound", "OutOfMemory", "OutOfMemoryError",
     "memory_check", "passes", "assign_buffers", "llm", "counting", "parity", "host", "blocks", "simt", "systolic",
+    "tiling", "tpu",
     "simulate", "RunResult", "Event", "EventKind", "Trace", "UnitId", "UnitKind", "Direction", "HOST_CHIP", "Table",
 ]

@@ -28,6 +28,8 @@ RANGES = {
     "launch_overhead": (1e-7, 1e-4),
     "launch_interval": (1e-7, 1e-4),
     "special_flops": (1e11, 1e14),
+    "matrix_unit": (8, 1024),  # rows (= cols) of one systolic array
+    "clock": (1e8, 1e10),
 }
 
 
@@ -57,6 +59,10 @@ def numeric_fields(chip: Chip) -> dict[str, float]:
         out["launch_interval"] = chip.launch_interval
     if chip.special_flops:
         out["special_flops"] = chip.special_flops
+    if chip.matrix_unit:
+        out["matrix_unit"] = chip.matrix_unit[0]
+    if chip.clock:
+        out["clock"] = chip.clock
     return out
 
 

@@ -122,6 +122,8 @@ class Chip:
     ("Ampere", "Hopper", "Blackwell", "TPU v5e", "Sapphire Rapids", ...): it is not a number but decides
     which instructions a kernel listing shows (``labsim.compiler.codegen.MATRIX_PATHS``). ``sm`` holds a
     GPU's per-SM limits (:class:`SMLimits`, with their own sources), None for other chips.
+    ``matrix_unit`` is the (rows, cols) shape of one systolic matrix unit (a TPU's MXU: 128 x 128 up to
+    v5e, 256 x 256 on v6e) and ``clock`` its clock in Hz; both are read by ``labsim.machines.tpu``.
     """
 
     name: str
@@ -146,6 +148,8 @@ class Chip:
     notes: str = ""
     arch: str = ""  # architecture generation; selects the code path of kernel listings
     sm: SMLimits | None = None  # per-SM limits of a GPU (occupancy, issue rates); None for TPUs and CPUs
+    matrix_unit: tuple[int, int] | None = None  # (rows, cols) of one systolic matrix unit (a TPU's MXU)
+    clock: float = 0.0  # Hz, the matrix unit's clock where a source gives it; 0 = not recorded
 
     def __post_init__(self) -> None:
         for attr in ("matrix_flops", "vector_flops", "onchip", "sources"):

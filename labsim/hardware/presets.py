@@ -403,6 +403,10 @@ _TPU_V5E = Chip(
     },
     compute_units=4,  # MXUs (128x128 systolic arrays) in the chip's one TensorCore
     compute_unit_name="MXU",
+    matrix_unit=(128, 128),  # "128 x 128 (TPU versions prior to v6e) multiply-accumulators"
+    # Hz, "about 5e13 bf16 FLOPs/s per MXU at 1.5GHz on TPU v5e"; check: 4 MXUs x 128 x 128 MACs x
+    # 2 FLOP x 1.5e9 = 1.97e14, the datasheet's 197 TFLOP/s
+    clock=1.5e9,
     memory_name="HBM2",
     sources={
         "matrix_flops.bfloat16": "google-tpu-v5e, System architecture",
@@ -413,6 +417,8 @@ _TPU_V5E = Chip(
         "chip_link": "austin2025scaling, How to Think About TPUs, TPU Specs (ICI table)",
         "onchip.VMEM": "austin2025scaling, How to Think About TPUs, What Is a TPU?",
         "compute_units": "google-tpu-v5e, System architecture (four MXUs per TensorCore)",
+        "matrix_unit": "google-tpu-arch, TPU architecture (MXU: 128 x 128 before v6e)",
+        "clock": "austin2025scaling, How to Think About TPUs, What Is a TPU? (MXU at 1.5 GHz on v5e)",
     },
     notes=_TPU_NOTES,
 )
@@ -440,6 +446,7 @@ _TPU_V6E = Chip(
     ),
     onchip={},  # VMEM size for v6e: no primary source found, left out
     compute_unit_name="MXU",  # count left out: Google's page has said both 2 and 4 MXUs
+    matrix_unit=(256, 256),  # "256 x 256 (TPU v6e) ... multiply-accumulators in a systolic array"
     memory_name="HBM",
     sources={
         "matrix_flops.bfloat16": "google-tpu-v6e, System architecture",
@@ -448,6 +455,7 @@ _TPU_V6E = Chip(
         "hbm_capacity": "google-tpu-v6e, System architecture",
         "host_link": "austin2025scaling, How to Think About TPUs, TPU Specs",
         "chip_link": "austin2025scaling, How to Think About TPUs, TPU Specs (ICI table)",
+        "matrix_unit": "google-tpu-arch, TPU architecture (MXU: 256 x 256 on v6e)",
     },
     notes=_TPU_NOTES + " The MXU count (256x256 arrays) and the VMEM size are left out: versions "
     "of Google's v6e page disagree on the MXU count, and no primary source gives VMEM.",

@@ -20,8 +20,9 @@ from .plots import bar_compare, buffer_chart, roofline, style, timeline
 from .hostviz import programs, timeline_spans, timeline_steps
 from .passes import pass_figure, pass_slider
 from .tabs import Tabs, tabs
+from . import tpu
 
 __all__ = ["glue", "Figure", "Interactive", "in_book", "interactive", "show", "Animation", "animate", "control_kind",
            "ROLE", "TINT", "NEUTRAL", "SEQUENCE", "role", "GraphDrawing", "draw_graph", "pipeline_diagram",
            "KIND_COLORS", "OKABE_ITO", "bar_compare", "buffer_chart", "roofline", "style", "timeline",
-           "Tabs", "tabs", "pass_figure", "pass_slider", "programs", "timeline_spans", "timeline_steps"]
+           "Tabs", "tabs", "pass_figure", "pass_slider", "tpu", "programs", "timeline_spans", "timeline_steps"]

@@ -116,20 +116,23 @@ class Animation(Interactive):
         pause = dict(label="❚❚ pause", method="animate",
                      args=[[None], {"frame": {"duration": 0, "redraw": False}, "mode": "immediate",
                                     "transition": {"duration": 0}}])
+        # the play/pause buttons above the step slider, both at the figure's foot: stacked, they fit a
+        # phone's width as well as a desktop's
         base.update_layout(
             updatemenus=[dict(type="buttons", direction="left", buttons=[play, pause], showactive=False,
-                              x=0, xanchor="left", y=-0.2, yanchor="top", pad=dict(t=24, r=8),
+                              x=0, xanchor="left", y=-0.1, yanchor="top", pad=dict(t=20, r=8),
                               font=dict(size=13))],
-            sliders=[dict(active=0, x=0.3, len=0.7, y=-0.2, yanchor="top", pad=dict(t=8, b=4),
-                          currentvalue=dict(prefix=f"{self.step_label}: ", font=dict(size=13), xanchor="left"),
+            sliders=[dict(active=0, x=0, len=1.0, y=-0.1, yanchor="top", pad=dict(t=70, b=4),
+                          currentvalue=dict(prefix=f"{self.step_label}: ", font=dict(size=13), xanchor="right",
+                                            offset=4),
                           font=dict(size=11),
                           steps=[dict(label=n, method="animate",
                                       args=[[str(i)], {"mode": "immediate", "frame": {"duration": 0, "redraw": True},
                                                        "transition": {"duration": 0}}])
                                  for i, n in enumerate(names)])])
         m = base.layout.margin
-        base.layout.margin.b = max((m.b or 0) if m is not None else 0, 110)
-        base.layout.height = (base.layout.height or 360) + 80
+        base.layout.margin.b = max((m.b or 0) if m is not None else 0, 140)
+        base.layout.height = (base.layout.height or 360) + 110
         return base
 
     def to_html(self) -> str:
@@ -155,7 +158,7 @@ class Animation(Interactive):
         if self._no_controls:
             controls = []
         return _static_html(figures, initial, self.alt_text(**self._params(self.params)), controls,
-                            captions=caps, name=self.name, height=(frames[0].layout.height or 360) + 80)
+                            captions=caps, name=self.name, height=(frames[0].layout.height or 360) + 110)
 
     def alt_text(self, **params) -> str:
         return self.alt(**self._params(params)) if callable(self.alt) else self.alt

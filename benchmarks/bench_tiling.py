@@ -1,0 +1,138 @@
+"""Speed of the tiling and TPU machines, the live widgets of chapters 9 and 10, and their page weight.
+
+Prints four tables:
+1. the live widgets of "Inside a TPU" and "Tiling" (``Interactive.update`` / ``Animation.update``: rerun
+   labsim, rebuild the figure or frames), every value of every control, 3 rounds after one warm-up
+   call (target p95 ≤ 100 ms, as ``bench_widgets.py``);
+2. ``ls.tiling.tune`` over its whole search space, and single ``ls.tiling.plan`` calls;
+3. ``ls.tpu.schedule_dot`` (the static schedule, one Python step per grid step);
+4. the website face of the systolic-array animation (every control combination) and, if the book is
+   built, the chapters' HTML size (target under 1 MB a page).
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import jupytext
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.pop("LABSIM_BOOK", None)
+
+import labsim as ls  # noqa: E402
+from labsim.viz import faces  # noqa: E402
+
+TARGET_MS = 100.0
+PAGE_MB = 1.0
+created: list[tuple[str, faces.Interactive]] = []
+_orig_init = faces.Interactive.__init__
+CURRENT = ""
+
+
+def _recording_init(self, *a, **k):
+    _orig_init(self, *a, **k)
+    created.append((CURRENT, self))
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(q / 100 * (len(xs) - 1))))]
+
+
+def timed(f, rounds=3):
+    ts = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        out = f()
+        ts.append(time.perf_counter() - t)
+    return statistics.median(ts), out
+
+
+def widgets() -> None:
+    global CURRENT
+    faces.Interactive.__init__ = _recording_init
+    try:
+        for name in ("09_tpu", "10_tiling"):
+            CURRENT = name
+            nb = jupytext.read(ROOT / "chapters" / f"{name}.md")
+            code = "\n\n".join(c.source for c in nb.cells if c.cell_type == "code")
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(compile(code, name, "exec"), {"__name__": "__chapter__"})
+    finally:
+        faces.Interactive.__init__ = _orig_init
+    print(f"1. Live widget callbacks (ms; every value of every control, 3 rounds, after one warm-up call; "
+          f"target p95 ≤ {TARGET_MS:.0f} ms)\n")
+    print("| page | widget | controls | calls | p50 | p95 | max | ok |\n|---|---|---|---|---|---|---|---|")
+    for chapter, w in created:
+        times = []
+        w.update(**w.params)
+        for _ in range(3):
+            for name, values in w.controls_spec.items():
+                for v in values:
+                    t = time.perf_counter()
+                    w.update(**{name: v})
+                    times.append((time.perf_counter() - t) * 1e3)
+        assert w.error is None, w.error
+        p95 = pct(times, 95)
+        print(f"| {chapter} | {type(w).__name__} | {', '.join(w.controls_spec)} | {len(times)} | "
+              f"{statistics.median(times):.1f} | {p95:.1f} | {max(times):.1f} | {'yes' if p95 <= TARGET_MS else 'NO'} |")
+
+
+def tuner() -> None:
+    print("\n2. The tile tuner (median of 3 runs)\n")
+    print("| chip | M = N = K | tiles searched | feasible | best tile | est. µs | tune ms | ms per plan |")
+    print("|---|---|---|---|---|---|---|---|")
+    for chip in ("H100 SXM", "A100 80GB"):
+        for n in (512, 4096, 8192):
+            t, r = timed(lambda: ls.tiling.tune(n, n, n, chip))
+            print(f"| {chip} | {n:,} | {len(r.landscape):,} | {len(r.feasible):,} | {r.best.tile} | "
+                  f"{r.best.time * 1e6:,.1f} | {t * 1e3:.0f} | {t * 1e3 / len(r.landscape):.3f} |")
+
+
+def tpu() -> None:
+    print("\n3. The TPU schedule (median of 3 runs)\n")
+    print("| chip | M = N = K | blocks | grid steps | schedule ms | est. µs |\n|---|---|---|---|---|---|")
+    for chip, n, blk in (("TPU v5e", 4096, None), ("TPU v5e", 8192, None), ("TPU v5e", 8192, (256, 256, 256)),
+                         ("TPU v6e", 8192, None)):
+        t, s = timed(lambda: ls.tpu.schedule_dot(n, n, n, chip, blocks=blk))
+        b = s.blocks
+        print(f"| {chip} | {n:,} | {b.bm}×{b.bn}×{b.bk} | {len(s.steps):,} | {t * 1e3:.1f} | {s.time * 1e6:,.0f} |")
+
+
+def pages() -> None:
+    print(f"\n4. Page weight (target under {PAGE_MB:.0f} MB a page)\n")
+    print("| what | bytes | build s | ok |\n|---|---|---|---|")
+    os.environ["LABSIM_BOOK"] = "1"
+    try:
+        from labsim import viz
+        t = time.perf_counter()
+        html = viz.tpu.systolic_animation()._repr_mimebundle_()["text/html"]
+        dt = time.perf_counter() - t
+        print(f"| systolic animation, all 12 control combinations | {len(html):,} | {dt:.1f} | "
+              f"{'yes' if len(html) < PAGE_MB * 1e6 else 'NO'} |")
+    finally:
+        os.environ.pop("LABSIM_BOOK", None)
+    for name in ("09_tpu", "10_tiling"):
+        f = ROOT / "_build" / "html" / "chapters" / f"{name}.html"
+        if f.exists():
+            n = f.stat().st_size
+            print(f"| _build/html/chapters/{name}.html | {n:,} | | {'yes' if n < PAGE_MB * 1e6 else 'NO'} |")
+        else:
+            print(f"| _build/html/chapters/{name}.html | (book not built) | | |")
+
+
+def main() -> None:
+    widgets()
+    tuner()
+    tpu()
+    pages()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,425 @@
+"""A TPU TensorCore: a dot tiled onto the MXU, with HBM → VMEM copies on a static schedule.
+
+Introduced in "Inside a TPU" (chapter 9) and used again in "Tiling" (chapter 10). A TensorCore has
+matrix units (MXUs: systolic arrays of ``chip.matrix_unit`` = R × C multiply-accumulators), a vector
+unit (VPU), a programmer-managed on-chip memory (VMEM, ``chip.onchip["VMEM"]``) and HBM. Nothing
+reaches the MXU from HBM directly: the compiler copies *blocks* of the operands into VMEM first.
+
+labsim's model of one contraction kernel ``C[M, N] = A[M, K] @ B[K, N]`` (per batch entry):
+
+* **Blocks.** The compiler cuts the product into a grid of VMEM blocks ``bm × bn × bk`` (as a Pallas
+  ``BlockSpec`` does) and walks it in the order batch, i, j, k (k innermost). Each step copies the A
+  block (i, k) and the B block (k, j) into VMEM, multiplies them on the MXUs into a float32
+  accumulator, and after the last k step copies the C block (i, j) back to HBM. A copy is skipped when
+  the block is the one already in VMEM from the step before (Pallas does the same), so with a single
+  k block A's block is copied once per row of blocks.
+* **The MXU.** Weight-stationary: a ``R × C`` tile of B is loaded into the array and the block's rows
+  of A stream through it. So each step runs ``ceil(bk/R) · ceil(bn/C)`` *folds* (weight tiles), and
+  the MXU does the work of the block rounded up to the array: ``2 · ⌈bm⌉₈ · ⌈bn⌉_C · ⌈bk⌉_R`` FLOPs
+  (rows of A go through in groups of 8 sublanes). Its time is that padded work over the chip's peak
+  matrix rate (all MXUs together; a float32 dot takes 1, 3 or 6 bfloat16 passes by ``precision``, as
+  in :mod:`labsim.machines.roofline`). *MXU utilisation* is real FLOPs over padded FLOPs: the edge
+  folds of a product that does not divide the array waste the rest of it.
+* **The schedule** is static, made once by the compiler (no scheduler in hardware decides anything at
+  run time). One DMA queue moves blocks between HBM and VMEM at the HBM bandwidth, in program order.
+  With double buffering (two VMEM buffers per operand) the copy of step s+1 runs while step s
+  computes; without it every copy waits for the compute before it, so the time is the plain sum.
+* **The VPU** runs the rest of a fused kernel (an epilogue such as ``relu`` after the dot) on each
+  finished C block, and every non-contraction kernel, at the rate the roofline charges them: the TPU
+  presets hold no sourced VPU rate, so it is the matrix rate, marked ``assumed`` (see the roofline).
+
+Simplifications (labsim's, not how XLA schedules a TPU): one DMA queue, copies at the full HBM
+bandwidth from the first byte, no fill/drain latency of the systolic array inside a step (the
+``labsim.systolic`` machine counts those cycles), blocks chosen by a simple rule (:func:`choose_blocks`),
+and all MXUs treated as one array with the chip's total rate.
+
+Time and bytes come back through the same cost interface as the GPU: :func:`kernel_cost` returns a
+:class:`~labsim.machines.roofline.KernelCost` (whose ``time`` is the schedule's length) and
+:func:`estimate` a :class:`~labsim.machines.roofline.ProgramCost`, so ``ls.tpu.estimate(prog, "TPU v5e")``
+and ``ls.estimate(prog, "H100 SXM")`` compare field by field.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..compiler.kernel import Kernel, KernelKind
+from ..compiler.program import Program
+from ..core import ops
+from ..core.ops import OpKind
+from ..hardware import Chip, ChipKind, Unit, get
+from . import roofline
+from .roofline import KernelCost, ProgramCost
+
+SUBLANES = 8  # rows of A enter the MXU in groups of 8 (bf16[8,128] @ bf16[128,128] per push)
+DEFAULT_BLOCK = 1024  # the compiler's starting block edge, before it is fitted to the problem and to VMEM
+
+
+class TPUError(ValueError):
+    """A request the TPU model cannot honour (not a TPU, a block that does not fit VMEM, ...)."""
+
+
+def _up(x: int, m: int) -> int:
+    return -(-x // m) * m
+
+
+@dataclass(frozen=True)
+class TensorCore:
+    """The parts of one TPU chip's TensorCore that the model uses, read from the chip's preset."""
+
+    chip: Chip
+    mxu: tuple[int, int]  # (rows R, cols C) of one MXU
+    mxus: int | None  # how many MXUs (None: the preset does not record it)
+    vmem: int | None  # bytes of VMEM (None: not recorded)
+    clock: float  # Hz (0: not recorded)
+
+    @classmethod
+    def of(cls, chip: Chip | str) -> "TensorCore":
+        chip = get(chip)
+        if chip.kind is not ChipKind.TPU or not chip.matrix_unit:
+            tpus = "'TPU v5e', 'TPU v6e'"
+            raise TPUError(f"{chip.name} is not a TPU with a recorded MXU shape; pass a TPU preset ({tpus})")
+        return cls(chip=chip, mxu=tuple(chip.matrix_unit),
+                   mxus=chip.compute_units if "compute_units" in chip.sources else None,
+                   vmem=int(chip.onchip["VMEM"]) if "VMEM" in chip.onchip else None, clock=chip.clock)
+
+    def describe(self) -> dict:
+        """The TensorCore's numbers for a table or a drawing (None where the preset has none)."""
+        c = self.chip
+        return {"chip": c.name, "MXU": f"{self.mxu[0]}×{self.mxu[1]}", "MXUs": self.mxus,
+                "bf16 peak (FLOP/s)": c.matrix_flops.get("bfloat16"), "clock (Hz)": self.clock or None,
+                "VMEM (bytes)": self.vmem, "HBM (bytes)": c.hbm_capacity, "HBM bandwidth (B/s)": c.hbm_bandwidth,
+                "ICI link (B/s, one way)": c.chip_link.bandwidth if c.chip_link else None}
+
+
+@dataclass(frozen=True)
+class Blocks:
+    """The VMEM block of one grid step: ``bm`` rows of A and C, ``bn`` columns of B and C, ``bk`` of K."""
+
+    bm: int
+    bn: int
+    bk: int
+
+    def vmem_bytes(self, in_itemsize: int, out_itemsize: int, buffers: int = 2) -> int:
+        """VMEM the blocks take: ``buffers`` copies of the A and B blocks and of the C block, plus the
+        float32 accumulator: ``buffers·(bm·bk + bk·bn)·s_in + buffers·bm·bn·s_out + 4·bm·bn``."""
+        return (buffers * (self.bm * self.bk + self.bk * self.bn) * in_itemsize
+                + buffers * self.bm * self.bn * out_itemsize + 4 * self.bm * self.bn)
+
+
+def choose_blocks(m: int, n: int, k: int, core: TensorCore, in_itemsize: int = 2, out_itemsize: int = 4,
+                  double_buffer: bool = True) -> Blocks:
+    """labsim's compiler rule: blocks of edge ``max(1024, MXU side)``, shrunk to the problem (rounded up to
+    8 rows and to the MXU's sides), then halved (k first, then n, then m) until they fit VMEM."""
+    r, c = core.mxu
+    edge = max(DEFAULT_BLOCK, r, c)
+    bm, bn, bk = min(_up(m, SUBLANES), edge), min(_up(n, c), edge), min(_up(k, r), edge)
+    bufs = 2 if double_buffer else 1
+    if core.vmem:
+        while Blocks(bm, bn, bk).vmem_bytes(in_itemsize, out_itemsize, bufs) > core.vmem:
+            if bk > r:
+                bk = max(r, bk // 2)
+            elif bn > c:
+                bn = max(c, bn // 2)
+            elif bm > SUBLANES:
+                bm = max(SUBLANES, bm // 2)
+            else:
+                break
+    return Blocks(bm, bn, bk)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One grid step: which blocks, what was copied in, the MXU work, and when each thing ran."""
+
+    index: tuple[int, int, int, int]  # (batch, i, j, k)
+    shape: tuple[int, int, int]  # (rows, cols, depth) of this step's real (unpadded) block
+    load_bytes: int  # A and B bytes copied HBM -> VMEM before this step (0 where the blocks were reused)
+    load: tuple[float, float]  # (start, end) of the copy in
+    compute: tuple[float, float]  # (start, end) on the MXU (and the VPU epilogue on the last k step)
+    folds: int  # weight tiles loaded into the MXU
+    flops: int  # real FLOPs of the step's product
+    padded_flops: int  # the MXU's work, block rounded up to 8 rows and to the array's sides
+    store_bytes: int = 0  # C bytes copied VMEM -> HBM after this step (last k step only)
+    store: tuple[float, float] | None = None
+
+
+@dataclass(frozen=True)
+class DotSchedule:
+    """A contraction tiled onto a TensorCore: the steps of its static schedule and their totals."""
+
+    core: TensorCore
+    batch: int
+    m: int
+    n: int
+    k: int
+    blocks: Blocks
+    double_buffer: bool
+    steps: tuple[Step, ...] = field(repr=False)
+    peak_flops: float  # the matrix rate the MXU work was charged at (all MXUs, after bf16 passes)
+    vmem_bytes: int  # VMEM the blocks take
+
+    @property
+    def time(self) -> float:
+        """When the last copy or compute ends: the schedule's length in seconds."""
+        return max(max(s.compute[1] for s in self.steps), max(s.store[1] for s in self.steps if s.store))
+
+    @property
+    def mxu_time(self) -> float:
+        return sum(s.compute[1] - s.compute[0] for s in self.steps)
+
+    @property
+    def dma_time(self) -> float:
+        return sum(s.load[1] - s.load[0] + (s.store[1] - s.store[0] if s.store else 0.0) for s in self.steps)
+
+    @property
+    def bytes_read(self) -> int:
+        return sum(s.load_bytes for s in self.steps)
+
+    @property
+    def bytes_written(self) -> int:
+        return sum(s.store_bytes for s in self.steps)
+
+    @property
+    def bytes(self) -> int:
+        """HBM traffic: every copy in and out (an operand block copied twice counts twice)."""
+        return self.bytes_read + self.bytes_written
+
+    @property
+    def flops(self) -> int:
+        return sum(s.flops for s in self.steps)
+
+    @property
+    def folds(self) -> int:
+        return sum(s.folds for s in self.steps)
+
+    @property
+    def utilization(self) -> float:
+        """Real FLOPs over the MXU's padded work: below 1 when the edge folds do not fill the array."""
+        return self.flops / sum(s.padded_flops for s in self.steps)
+
+    @property
+    def overlap(self) -> float:
+        """How much of the copying hid behind compute: 1 - exposed copy time / copy time."""
+        exposed = self.time - self.mxu_time
+        return 1.0 - exposed / self.dma_time if self.dma_time else 1.0
+
+    @property
+    def grid(self) -> tuple[int, int, int, int]:
+        b = self.blocks
+        return (self.batch, -(-self.m // b.bm), -(-self.n // b.bn), -(-self.k // b.bk))
+
+    def table(self, most: int = 12) -> list[dict]:
+        """The first ``most`` steps as rows (times in µs), for a chapter's table."""
+        rows = []
+        for s in self.steps[:most]:
+            rows.append({"step (b,i,j,k)": str(s.index), "copy in (KiB)": s.load_bytes / 1024,
+                         "copy µs": (s.load[1] - s.load[0]) * 1e6, "MXU start µs": s.compute[0] * 1e6,
+                         "MXU µs": (s.compute[1] - s.compute[0]) * 1e6, "folds": s.folds,
+                         "copy out (KiB)": s.store_bytes / 1024})
+        return rows
+
+
+def schedule_dot(m: int, n: int, k: int, chip: Chip | str = "TPU v5e", *, batch: int = 1,
+                 dtype: str = "bfloat16", out_dtype: str | None = None, precision: str = "default",
+                 blocks: Blocks | tuple[int, int, int] | None = None, double_buffer: bool = True,
+                 epilogue_flops: int = 0) -> DotSchedule:
+    """The static schedule of ``batch`` products ``[m, k] @ [k, n]`` on ``chip``'s TensorCore.
+
+    ``blocks`` (``(bm, bn, bk)``) overrides :func:`choose_blocks`; a block that does not fit VMEM raises
+    :class:`TPUError` naming the bytes it needs and the VMEM it has. ``epilogue_flops`` is VPU work
+    (per whole product) done on each finished C block.
+    """
+    core = TensorCore.of(chip)
+    for name, v in (("m", m), ("n", n), ("k", k), ("batch", batch)):
+        if not isinstance(v, (int, np.integer)) or v < 1:
+            raise TPUError(f"schedule_dot: {name} must be a positive integer, got {v!r}")
+    s_in = np.dtype(_np_dtype(dtype)).itemsize
+    s_out = np.dtype(_np_dtype(out_dtype or dtype)).itemsize
+    bufs = 2 if double_buffer else 1
+    if blocks is None:
+        blk = choose_blocks(m, n, k, core, s_in, s_out, double_buffer)
+    else:
+        blk = blocks if isinstance(blocks, Blocks) else Blocks(*blocks)
+        for name in ("bm", "bn", "bk"):
+            v = getattr(blk, name)
+            if not isinstance(v, (int, np.integer)) or v < 1:
+                raise TPUError(f"schedule_dot: block {name} must be a positive integer, got {v!r}")
+    need = blk.vmem_bytes(s_in, s_out, bufs)
+    if core.vmem is not None and need > core.vmem:
+        raise TPUError(
+            f"blocks {blk.bm}×{blk.bn}×{blk.bk} need {need / 2**20:.1f} MiB of VMEM "
+            f"({bufs}·(bm·bk + bk·bn)·{s_in} B + {bufs}·bm·bn·{s_out} B + 4·bm·bn B for the float32 "
+            f"accumulator), more than the {core.chip.name}'s {core.vmem / 2**20:.0f} MiB")
+    chip_ = core.chip
+    passes = roofline.TPU_BF16_PASSES.get(precision)
+    if passes is None:
+        raise TPUError(f"schedule_dot: precision must be one of {sorted(roofline.TPU_BF16_PASSES)}, got {precision!r}")
+    key = "bfloat16" if dtype in ("float32", "bfloat16") or dtype not in chip_.matrix_flops else dtype
+    peak = chip_.peak_flops(key, Unit.MATRIX) / (passes if dtype == "float32" else 1)
+    vpu = chip_.vector_flops.get("float32") or peak  # no sourced VPU rate: the roofline's assumption
+    bw = chip_.hbm_bandwidth
+    r, c = core.mxu
+    nb, ni, nj, nk = batch, -(-m // blk.bm), -(-n // blk.bn), -(-k // blk.bk)
+    epi_per_elem = epilogue_flops / (batch * m * n)
+
+    steps: list[Step] = []
+    dma = 0.0  # when the DMA queue is next free
+    prev_comp_end = 0.0  # compute end of step s-1
+    prev_a = prev_b = None
+    order = [(b, i, j, kk) for b in range(nb) for i in range(ni) for j in range(nj) for kk in range(nk)]
+
+    def load_of(idx):
+        b, i, j, kk = idx
+        rows, cols = min(blk.bm, m - i * blk.bm), min(blk.bn, n - j * blk.bn)
+        depth = min(blk.bk, k - kk * blk.bk)
+        a_id, b_id = (b, i, kk), (b, kk, j)
+        nbytes = (rows * depth * s_in if a_id != prev_a else 0) + (depth * cols * s_in if b_id != prev_b else 0)
+        return nbytes, a_id, b_id, (rows, cols, depth)
+
+    nbytes, a_id, b_id, shape = load_of(order[0])
+    load = (0.0, nbytes / bw)
+    dma = load[1]
+    for s, idx in enumerate(order):
+        rows, cols, depth = shape
+        prev_a, prev_b = a_id, b_id
+        last_k = idx[3] == nk - 1
+        folds = -(-depth // r) * -(-cols // c)
+        flops = 2 * rows * cols * depth
+        padded = 2 * _up(rows, SUBLANES) * _up(cols, c) * _up(depth, r)
+        t = padded / peak + (rows * cols * epi_per_elem / vpu if last_k else 0.0)
+        start = max(load[1], prev_comp_end)
+        comp = (start, start + t)
+        store = None
+        store_bytes = rows * cols * s_out if last_k else 0
+
+        def do_store():
+            nonlocal dma
+            st = max(dma, comp[1])
+            dma = st + store_bytes / bw
+            return (st, dma)
+
+        nxt = None
+        if not double_buffer and last_k:
+            store = do_store()  # single buffer: the C block leaves before the next copy may start
+        if s + 1 < len(order):
+            nb_, a_n, b_n, shape_n = load_of(order[s + 1])
+            slot_free = prev_comp_end if double_buffer else comp[1]
+            if nb_:
+                st = max(dma, slot_free)
+                dma = st + nb_ / bw
+                nxt = (nb_, a_n, b_n, shape_n, (st, dma))
+            else:  # both blocks already in VMEM: nothing to copy, nothing to wait for
+                nxt = (0, a_n, b_n, shape_n, (comp[0], comp[0]))
+        if double_buffer and last_k:
+            store = do_store()
+        steps.append(Step(index=idx, shape=shape, load_bytes=nbytes, load=load, compute=comp, folds=folds,
+                          flops=flops, padded_flops=padded, store_bytes=store_bytes, store=store))
+        prev_comp_end = comp[1]
+        if nxt is not None:
+            nbytes, a_id, b_id, shape, load = nxt
+    return DotSchedule(core=core, batch=batch, m=m, n=n, k=k, blocks=blk, double_buffer=double_buffer,
+                       steps=tuple(steps), peak_flops=peak, vmem_bytes=need)
+
+
+def _np_dtype(dtype: str):
+    if dtype == "bfloat16":
+        return np.uint16  # two bytes, as bfloat16 (NumPy has no bfloat16)
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        raise TPUError(f"unknown dtype {dtype!r}") from None
+
+
+def run_dot(a, b, chip: Chip | str = "TPU v5e", **kw) -> tuple[np.ndarray, DotSchedule]:
+    """Compute ``a @ b`` (2-D arrays) block by block, in the schedule's order, with a float32 accumulator
+    per C block and each block padded to the MXU's sides as the hardware pads it. Returns the result
+    and the schedule; the result equals ``a @ b`` (the test checks it against NumPy)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        raise TPUError(f"run_dot: need a[m, k] and b[k, n] with the same k, got {a.shape} and {b.shape}")
+    m, k = a.shape
+    n = b.shape[1]
+    sched = schedule_dot(m, n, k, chip, dtype=str(a.dtype) if a.dtype.kind == "f" else "float32", **kw)
+    r, c = sched.core.mxu
+    blk = sched.blocks
+    out = np.zeros((m, n), dtype=np.float32)
+    acc = None
+    for s in sched.steps:
+        _, i, j, kk = s.index
+        rows, cols, depth = s.shape
+        if kk == 0:
+            acc = np.zeros((_up(rows, SUBLANES), _up(cols, c)), dtype=np.float32)
+        a_blk = np.zeros((_up(rows, SUBLANES), _up(depth, r)), np.float32)
+        a_blk[:rows, :depth] = a[i * blk.bm:i * blk.bm + rows, kk * blk.bk:kk * blk.bk + depth]
+        b_blk = np.zeros((_up(depth, r), _up(cols, c)), np.float32)
+        b_blk[:depth, :cols] = b[kk * blk.bk:kk * blk.bk + depth, j * blk.bn:j * blk.bn + cols]
+        for f0 in range(0, b_blk.shape[0], r):  # one weight tile (fold) at a time, as the MXU does
+            for g0 in range(0, b_blk.shape[1], c):
+                acc[:, g0:g0 + c] += a_blk[:, f0:f0 + r] @ b_blk[f0:f0 + r, g0:g0 + c]
+        if kk == sched.grid[3] - 1:
+            out[i * blk.bm:i * blk.bm + rows, j * blk.bn:j * blk.bn + cols] = acc[:rows, :cols]
+    return out, sched
+
+
+def _dot_node(kernel: Kernel):
+    return next(n for n in kernel.nodes if ops.get(n.op).kind is OpKind.CONTRACTION)
+
+
+@dataclass(frozen=True)
+class TPUKernelCost(KernelCost):
+    """A contraction's cost on a TensorCore: the roofline's fields, with ``time`` the static schedule's
+    length (never below the roofline's bound) and the schedule itself in ``schedule``."""
+
+    schedule: DotSchedule | None = None
+
+    @property
+    def time(self) -> float:
+        return self.schedule.time if self.schedule is not None else KernelCost.time.fget(self)
+
+
+def kernel_cost(kernel: Kernel, chip: Chip | str = "TPU v5e", *, double_buffer: bool = True) -> KernelCost:
+    """The cost of one kernel on a TPU: a contraction through :func:`schedule_dot` (its ``bytes`` are the
+    schedule's HBM copies, which count an operand block twice where it is copied twice), anything else
+    as the roofline costs it (on the VPU)."""
+    core = TensorCore.of(chip)
+    if not isinstance(kernel, Kernel):
+        raise TypeError(f"kernel_cost: kernel must be a Kernel, got {type(kernel).__name__} "
+                        "(a Program holds its kernels in prog.kernels)")
+    base = roofline.kernel_cost(kernel, core.chip)
+    if kernel.kind is not KernelKind.CONTRACTION:
+        return base
+    dot = _dot_node(kernel)
+    b, m, n, k = ops.dot_mnk(dot.operands[0].aval, dot.operands[1].aval, dot.params)
+    dot_flops = 2 * b * m * n * k
+    sched = schedule_dot(m, n, k, core.chip, batch=b, dtype=dot.operands[0].aval.dtype,
+                         out_dtype=kernel.outputs[0].aval.dtype if kernel.outputs else None,
+                         precision=kernel.precision, double_buffer=double_buffer,
+                         epilogue_flops=max(0, kernel.flops - dot_flops))
+    return TPUKernelCost(kernel=kernel.name, unit=Unit.MATRIX, dtype=base.dtype, flops=kernel.flops,
+                         transcendentals=kernel.transcendentals, bytes=sched.bytes, peak_flops=sched.peak_flops,
+                         bandwidth=core.chip.hbm_bandwidth, compute_time=sched.mxu_time,
+                         memory_time=sched.bytes / core.chip.hbm_bandwidth, precision=kernel.precision,
+                         special_rate=base.special_rate, special_time=base.special_time,
+                         latency_floor=base.latency_floor, schedule=sched)
+
+
+def estimate(prog: Program, chip: Chip | str = "TPU v5e", *, double_buffer: bool = True,
+             check_memory: bool = True) -> ProgramCost:
+    """Every kernel of ``prog`` on a TPU (contractions scheduled onto the MXU), as a
+    :class:`~labsim.machines.roofline.ProgramCost`: the same fields as ``ls.estimate`` on a GPU."""
+    if not isinstance(prog, Program):
+        raise TypeError(f"estimate: prog must be a Program, got {type(prog).__name__} "
+                        "(compile a traced graph first: prog = ls.compile(graph))")
+    core = TensorCore.of(chip)
+    c = core.chip
+    return ProgramCost(chip=c, kernels=tuple(kernel_cost(kn, c, double_buffer=double_buffer) for kn in prog.kernels),
+                       launch_overhead=c.launch_overhead,
+                       oom=roofline.memory_check(prog, c) if check_memory else None,
+                       host_api_time=roofline.HOST_API_TIME, call_overhead=c.call_overhead)
+
+
+__all__ = ["TPUError", "TensorCore", "Blocks", "Step", "DotSchedule", "TPUKernelCost", "choose_blocks",
+           "schedule_dot", "run_dot", "kernel_cost", "estimate", "SUBLANES"]

@@ -1,0 +1,378 @@
+"""Figures of "Inside a TPU" and "Tiling": the TensorCore, the systolic array cycle by cycle, a TPU dot's
+static schedule, and the GPU tile explorer and tuner landscape. Each reads a machine's result and draws
+it; none computes anything the machines do not.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..hardware import get
+from ..machines import systolic as _systolic
+from ..machines import tiling as _tiling
+from ..machines import tpu as _tpu
+from .palette import NEUTRAL, ROLE, TINT
+from .plots import style
+
+
+def _fmt_bytes(b: float) -> str:
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if b >= size:
+            return f"{b / size:.0f} {unit}"
+    return f"{b:.0f} B"
+
+
+# --------------------------------------------------------------------------------------------------
+# The TensorCore
+
+def tensorcore(chip="TPU v5e", *, title: str | None = None):
+    """The anatomy of one TPU chip: HBM below, the TensorCore above it (VMEM feeding the MXUs and the
+    VPU), ICI links at the side; every number from the chip's preset (a part the preset does not
+    record says so)."""
+    import plotly.graph_objects as go
+
+    core = _tpu.TensorCore.of(chip)
+    c = core.chip
+    r, cc = core.mxu
+    fig = go.Figure()
+    boxes = []  # (x0, y0, x1, y1, role, text)
+    boxes.append((0, 0, 10, 2, "memory", f"<b>HBM</b> ({c.memory_name}): {c.hbm_capacity / 1e9:.0f} GB, "
+                                         f"{c.hbm_bandwidth / 1e9:,.0f} GB/s"))
+    vm = _fmt_bytes(core.vmem) if core.vmem else "size not recorded"
+    boxes.append((0.5, 3, 9.5, 4.6, "memory", f"<b>VMEM</b> (on-chip scratchpad): {vm}"))
+    n = core.mxus or 2
+    w = 6.2 / n
+    peak = c.matrix_flops.get("bfloat16", 0)
+    for i in range(n):
+        x0 = 0.5 + i * w
+        boxes.append((x0 + 0.1, 5.2, x0 + w - 0.1, 8.2, "compute", "<b>MXU</b>"))
+    boxes.append((7.0, 5.2, 9.5, 8.2, "vector", "<b>VPU</b><br>vector"))
+    for x0, y0, x1, y1, role, text in boxes:
+        fig.add_shape(type="rect", x0=x0, y0=y0, x1=x1, y1=y1, line=dict(color=ROLE[role], width=2),
+                      fillcolor=TINT[role], layer="below")
+        fig.add_annotation(x=(x0 + x1) / 2, y=(y0 + y1) / 2, text=text, showarrow=False, font=dict(size=12))
+    fig.add_shape(type="rect", x0=0.2, y0=2.7, x1=9.8, y1=9.6, line=dict(color=NEUTRAL[1], width=1, dash="dot"))
+    mx = f"{core.mxus} MXUs of {r}×{cc}" if core.mxus else f"MXUs of {r}×{cc} (count not recorded)"
+    fig.add_annotation(x=0.3, y=9.05, xanchor="left", showarrow=False, font=dict(size=12),
+                       text=f"<b>TensorCore</b>: {mx}<br>{peak / 1e12:,.0f} TFLOP/s bf16 in all")
+    # arrows: HBM -> VMEM (DMA) and VMEM -> units
+    for x, y0, y1 in ((5, 2, 3), (2.5, 4.6, 5.2), (8.2, 4.6, 5.2)):
+        fig.add_annotation(x=x, y=y1, ax=x, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="",
+                           showarrow=True, arrowhead=2, arrowwidth=2, arrowcolor=ROLE["memory"])
+    fig.add_annotation(x=5.2, y=2.5, xanchor="left", showarrow=False, font=dict(size=11),
+                       text="DMA (compiler-scheduled)")
+    if c.chip_link is not None:
+        fig.add_annotation(x=10.6, y=5.5, showarrow=False, textangle=-90, font=dict(size=11),
+                           text=f"ICI: {c.chip_link.bandwidth / 1e9:.0f} GB/s one way per link")
+    # one invisible point per box carries its description as hover text (and gives the figure a trace)
+    fig.add_trace(go.Scatter(x=[(b[0] + b[2]) / 2 for b in boxes], y=[(b[1] + b[3]) / 2 for b in boxes],
+                             mode="markers", marker=dict(size=30, opacity=0), showlegend=False,
+                             hovertext=[b[5].replace("<br>", " ") for b in boxes], hoverinfo="text"))
+    fig.update_xaxes(visible=False, range=[-0.2, 11.2], fixedrange=True)
+    fig.update_yaxes(visible=False, range=[-0.3, 9.8], fixedrange=True)
+    return style(fig, title=title or f"One {c.name} chip, as labsim's preset records it", height=420)
+
+
+# --------------------------------------------------------------------------------------------------
+# The systolic array, cycle by cycle
+
+def _txt(v) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    return f"{v:.0f}" if float(v).is_integer() else f"{v:.1f}"
+
+
+def systolic_example(rows: int, size: int, seed: int = 0):
+    """Small integer matrices A (size × size) and B for the animation (integers keep the cells short)."""
+    rng = np.random.default_rng(seed)
+    return rng.integers(1, 4, (size, size)).astype(float), rng.integers(1, 4, (size, size)).astype(float)
+
+
+_SYSTOLIC_BASES: dict = {}  # the styled empty figure of each array/matrix size, built once
+
+
+def _systolic_legend(held_name, east_name, south_name) -> str:
+    return (f"top: {held_name} (stays) · {east_name}→ moves east<br>{south_name}↓ moves south · "
+            f"blue: a multiply-add<br>orange: waiting to enter · green: final value of C")
+
+
+def _systolic_base_dict(R, C, size) -> dict:
+    key = (R, C, size)
+    if key not in _SYSTOLIC_BASES:
+        _SYSTOLIC_BASES[key] = _systolic_base(R, C, size).to_dict()
+    return _SYSTOLIC_BASES[key]
+
+
+def _systolic_base(R, C, size):
+    """The frame every step of the animation copies: two panels, their axes and the legend line."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.58, 0.42], horizontal_spacing=0.08,
+                        subplot_titles=("array", "output C"))
+    fig.add_trace(go.Heatmap(z=[[0]], zmin=0, zmax=2, showscale=False, texttemplate="%{text}",
+                             colorscale=[[0, TINT["idle"]], [0.25, TINT["idle"]], [0.25, TINT["data"]],
+                                         [0.75, TINT["data"]], [0.75, TINT["compute"]], [1, TINT["compute"]]],
+                             xgap=3, ygap=3, hoverinfo="skip", textfont=dict(size=12)), 1, 1)
+    fig.add_trace(go.Scatter(x=[], y=[], mode="text", textfont=dict(color=ROLE["memory"], size=12),
+                             hoverinfo="skip", showlegend=False), 1, 1)
+    fig.add_trace(go.Heatmap(z=[[0]], zmin=0, zmax=2, showscale=False, texttemplate="%{text}",
+                             colorscale=[[0, TINT["idle"]], [0.25, TINT["idle"]], [0.25, TINT["data"]],
+                                         [0.75, TINT["data"]], [0.75, TINT["match"]], [1, TINT["match"]]],
+                             xgap=2, ygap=2, hoverinfo="skip", textfont=dict(size=11)), 1, 2)
+    fig.update_xaxes(range=[-2.6, C - 0.5], visible=False, fixedrange=True, row=1, col=1)
+    fig.update_yaxes(range=[R - 0.5, -2.6], visible=False, fixedrange=True, row=1, col=1)
+    fig.update_xaxes(range=[-0.5, size - 0.5], visible=False, fixedrange=True, row=1, col=2)
+    fig.update_yaxes(range=[size - 0.5, -0.5], visible=False, fixedrange=True, row=1, col=2)
+    style(fig, height=360)
+    fig.update_annotations(font=dict(size=12))
+    fig.add_annotation(x=0, y=-0.02, xref="paper", yref="paper", yanchor="top", xanchor="left", showarrow=False,
+                       font=dict(size=11), align="left", text="")
+    fig.update_layout(margin=dict(l=10, r=10, t=40, b=70), height=430)
+    # every frame copies this figure: keep the house font and colours but drop the (large) template,
+    # which this figure does not need (no visible axes, no legend), so a frame costs a few ms, not 15
+    font = fig.layout.template.layout.font.to_plotly_json()
+    fig.update_layout(template="none", font=font, paper_bgcolor="white", plot_bgcolor="white")
+    return fig
+
+
+def systolic_frames(rows: int = 3, dataflow: str = "ws", size: int | None = None, *, max_steps: int = 48,
+                    seed: int = 0):
+    """The frames of the systolic-array animation: ``rows × rows`` PEs multiplying two ``size × size``
+    integer matrices with ``dataflow``. Each frame is one cycle (every few cycles when the run is longer
+    than ``max_steps``): the PEs coloured by what they do (a multiply-add, holding a value, empty), the
+    numbers in their registers, the values waiting at the west and north edges (skewed), and the output
+    buffer filling in. Returns ``(frames, cycle numbers)``."""
+    import copy
+
+    import plotly.graph_objects as go
+
+    size = size or rows
+    a, b = systolic_example(rows, size, seed)
+    res = _systolic.simulate(a, b, rows=rows, cols=rows, dataflow=dataflow, trace=True)
+    tr = res.trace
+    df = _systolic.Dataflow.parse(dataflow)
+    total = len(tr)
+    stride = max(1, math.ceil(total / max_steps))
+    cycles = list(range(0, total, stride))
+    if cycles[-1] != total - 1:
+        cycles.append(total - 1)
+    final = a @ b
+    R = C = rows
+    buf = np.zeros_like(final)
+    written = np.zeros(final.shape, bool)
+    writes = tr.writes
+    held_name = {"ws": "weight B", "os": "sum C", "is": "input A"}[df.value]
+    east_name = {"ws": "A", "os": "A", "is": "B"}[df.value]
+    south_name = {"ws": "partial sum", "os": "B", "is": "partial sum"}[df.value]
+    frames = []
+    wi = 0
+    base_dict = None
+    for t in cycles:
+        while wi < len(writes) and writes[wi, 0] <= t:
+            _, m, n, v = writes[wi]
+            buf[int(m), int(n)] += v
+            written[int(m), int(n)] = True
+            wi += 1
+        cyc = tr[t]
+        state = np.where(cyc.mac, 2, np.where(~np.isnan(cyc.held) | ~np.isnan(cyc.east), 1, 0))
+        text = []
+        for i in range(R):
+            row = []
+            for j in range(C):
+                parts = [_txt(cyc.held[i, j])]
+                if not np.isnan(cyc.east[i, j]):
+                    parts.append(f"{_txt(cyc.east[i, j])}→")
+                if not np.isnan(cyc.south[i, j]):
+                    parts.append(f"{_txt(cyc.south[i, j])}↓")
+                row.append("<br>".join(p for p in parts if p))
+            text.append(row)
+        # the values waiting at the edges: the next two that will enter each row (west) and column (north)
+        wx, wy, wt = [], [], []
+        for d in (1, 2):
+            for i in range(R):
+                v = tr.east[t + d, i, 0] if t + d < total else math.nan
+                wx.append(-d), wy.append(i), wt.append(_txt(v))
+        for d in (1, 2):
+            for j in range(C):
+                moving = df is _systolic.Dataflow.OS or (t + d < total and tr.phase[t + d] == "preload")
+                v = (tr.held if df is not _systolic.Dataflow.OS and moving else tr.south)[t + d, 0, j] \
+                    if (t + d < total and moving) else math.nan
+                wx.append(j), wy.append(-d), wt.append(_txt(v))
+        title = f"cycle {t + 1} of {total}: {cyc.phase}"
+        cstate = np.where(written & np.isclose(buf, final), 2, np.where(written, 1, 0))
+        ctext = [[_txt(buf[i, j]) if written[i, j] else "" for j in range(final.shape[1])] for i in range(final.shape[0])]
+        if base_dict is None:
+            base_dict = _systolic_base_dict(R, C, size)
+            legend = _systolic_legend(held_name, east_name, south_name)
+        d = copy.deepcopy(base_dict)
+        d["data"][0].update(z=state.tolist(), text=text)
+        d["data"][1].update(x=wx, y=wy, text=wt)
+        d["data"][2].update(z=cstate.tolist(), text=ctext)
+        d["layout"]["annotations"][0]["text"] = title
+        d["layout"]["annotations"][-1]["text"] = legend
+        frames.append(go.Figure(d, _validate=False))
+    return frames, [c + 1 for c in cycles]
+
+
+def systolic_animation(*, sizes=(3, 4), dataflows=("ws", "os", "is"), extra=(0, 2), max_steps: int = 40):
+    """The book's systolic-array animation: array side, dataflow and matrix size (the array's side, or
+    ``extra`` more, which needs folds) as controls; a play button and a step slider over the cycles."""
+    from .animate import animate
+
+    for side in sizes:  # the styled empty figures, built now rather than on the reader's first click
+        for more in extra:
+            _systolic_base_dict(side, side, side + more)
+    cache: dict = {}
+
+    def frames(array, dataflow, matrix):
+        key = (array, dataflow, matrix)
+        if key not in cache:
+            cache[key] = systolic_frames(array, dataflow, array + matrix, max_steps=max_steps)
+        return cache[key]
+
+    def make(array, dataflow, matrix):
+        return frames(array, dataflow, matrix)[0]
+
+    def labels(array, dataflow, matrix):
+        return [str(c) for c in frames(array, dataflow, matrix)[1]]
+
+    def alt(array, dataflow, matrix):
+        n = array + matrix
+        r = _systolic.stats(n, n, n, rows=array, cols=array, dataflow=dataflow)
+        return (f"A {array}×{array} systolic array multiplying two {n}×{n} matrices with the {dataflow} dataflow: "
+                f"{r.cycles} cycles, {r.folds} fold(s), utilisation {r.utilization:.0%}. Values enter skewed from "
+                f"the west and north edges, partial sums move through the array, results fill the output buffer.")
+
+    anim = animate(make, {"array": list(sizes), "dataflow": list(dataflows), "matrix": list(extra)},
+                   defaults={"array": sizes[0], "dataflow": dataflows[0], "matrix": extra[0]}, alt=alt,
+                   step_labels=labels, step_label="cycle",
+                   labels={"array": "array side", "dataflow": "dataflow", "matrix": "matrix side − array side"},
+                   frame_ms=700)
+    # every combination is made now (about a second; the website needs them all anyway), so moving a
+    # control in JupyterLab only looks frames up
+    for side in sizes:
+        for df in dataflows:
+            for more in extra:
+                anim.frames_for(array=side, dataflow=df, matrix=more)
+    return anim
+
+
+# --------------------------------------------------------------------------------------------------
+# A TPU dot's static schedule
+
+def schedule_chart(sched: "_tpu.DotSchedule", *, most: int = 16, title: str | None = None):
+    """The first ``most`` steps of a TPU dot's static schedule: the DMA queue (copies in and out of VMEM)
+    and the MXU, one bar per step."""
+    import plotly.graph_objects as go
+
+    steps = sched.steps[:most]
+    end = max(max(s.compute[1] for s in steps), max((s.store[1] for s in steps if s.store), default=0))
+    scale, unit = (1e6, "µs") if end >= 1e-6 else (1e9, "ns")
+    fig = go.Figure()
+    rows = [("copy in (HBM→VMEM)", "DMA", "memory", [(s.load, s.index) for s in steps if s.load[1] > s.load[0]]),
+            ("copy out (VMEM→HBM)", "DMA", "overhead", [(s.store, s.index) for s in steps if s.store]),
+            ("MXU", "MXU", "compute", [(s.compute, s.index) for s in steps])]
+    for name, lane, role, evs in rows:
+        fig.add_trace(go.Bar(y=[lane] * len(evs), x=[(e - b) * scale for (b, e), _ in evs],
+                             base=[b * scale for (b, _), _ in evs], orientation="h", name=name,
+                             marker=dict(color=ROLE[role], line=dict(color="#333333", width=0.5)),
+                             customdata=[str(i) for _, i in evs],
+                             hovertemplate=name + " step %{customdata}<br>%{base:.3g}–%{x:.3g} " + unit + "<extra></extra>"))
+    fig.update_layout(barmode="overlay", bargap=0.4)
+    fig.update_yaxes(categoryorder="array", categoryarray=["MXU", "DMA"])
+    fig.update_xaxes(title=f"time ({unit})", rangemode="tozero")
+    return style(fig, title=title, height=240)
+
+
+# --------------------------------------------------------------------------------------------------
+# GPU tiling
+
+_TILE_BARS_BASE: dict = {}
+
+
+def _tile_bars_base() -> dict:
+    """The figure every tile plan fills in (built and styled once: Plotly's styling is the slow part)."""
+    if not _TILE_BARS_BASE:
+        import plotly.graph_objects as go
+        from plotly.subplots import make_subplots
+
+        fig = make_subplots(rows=2, cols=1, row_heights=[0.72, 0.28], vertical_spacing=0.22)
+        names = ["tensor cores", "HBM copies", "shared memory"]
+        fig.add_trace(go.Bar(y=names, x=[0, 0, 0], orientation="h", textposition="auto",
+                             hovertemplate="%{y}: %{x:.3g} µs<extra></extra>", showlegend=False), 1, 1)
+        fig.add_trace(go.Bar(y=["shared memory per block"], x=[0], orientation="h", showlegend=False,
+                             textposition="auto", hovertemplate="%{x:.0f} KiB<extra></extra>"), 2, 1)
+        fig.add_trace(go.Scatter(x=[0], y=["shared memory per block"], mode="markers+text",
+                                 marker=dict(symbol="line-ns", size=26, line=dict(width=3, color=NEUTRAL[0])),
+                                 textposition="top center",
+                                 hovertemplate="the chip's limit: %{x:.0f} KiB per block<extra></extra>",
+                                 showlegend=False), 2, 1)
+        fig.update_xaxes(title="time (µs)", rangemode="tozero", row=1, col=1)
+        fig.update_xaxes(title="KiB", rangemode="tozero", row=2, col=1)
+        fig.update_yaxes(categoryorder="array", categoryarray=names[::-1], row=1, col=1)
+        style(fig, height=340)
+        _TILE_BARS_BASE["fig"] = fig.to_dict()
+    return _TILE_BARS_BASE["fig"]
+
+
+def tile_bars(p: "_tiling.TilePlan", *, title: str | None = None, max_time: float | None = None,
+              max_shared: float | None = None):
+    """One tile plan: its three times (tensor cores, HBM copies, shared memory) as bars, the largest
+    being the estimate (outlined), and below them the shared memory it needs against the chip's
+    per-block limit (bluish green if it fits, vermillion if not). A tile that cannot run has no times;
+    its HBM time is drawn grey for comparison."""
+    import copy
+
+    import plotly.graph_objects as go
+
+    d = copy.deepcopy(_tile_bars_base())
+    vals = [p.compute_time * 1e6, p.memory_time * 1e6, p.shared_time * 1e6] if p.fits else \
+        [0.0, p.traffic / p.bandwidth * 1e6, 0.0]
+    win = max(range(3), key=lambda i: vals[i]) if p.fits else -1
+    bars, smem, limit = d["data"]
+    bars.update(x=vals, text=[f"{v:,.0f} µs" if v else "" for v in vals],
+                marker=dict(color=[ROLE["compute"], ROLE["memory"], ROLE["vector"]] if p.fits else [ROLE["idle"]] * 3,
+                            line=dict(color=[NEUTRAL[0] if i == win else "rgba(0,0,0,0)" for i in range(3)], width=2)))
+    fits = p.shared_bytes <= p.shared_limit
+    smem.update(x=[p.shared_bytes / 1024], text=[f"{p.shared_bytes / 1024:.0f} KiB"],
+                marker=dict(color=ROLE["match" if fits else "mismatch"]))
+    limit.update(x=[p.shared_limit / 1024], text=[f"limit {p.shared_limit / 1024:.0f} KiB"])
+    lay = d["layout"]
+    if max_time:
+        lay["xaxis"]["range"] = [0, max_time * 1e6]
+    if max_shared:
+        lay["xaxis2"]["range"] = [0, max_shared / 1024]
+    if title:
+        lay["title"] = {"text": title}
+        lay["margin"]["t"] = 60
+    return go.Figure(d, _validate=False)
+
+
+def tile_landscape(result: "_tiling.TuneResult", *, rows: str = "bm", cols: str = "bn", title: str | None = None):
+    """The tuner's landscape as a heat map over two tile dimensions (the best time for each pair over
+    the rest of the space; grey where no tile fits), with the tile it chose marked."""
+    import plotly.graph_objects as go
+
+    rv, cv, z = result.grid(rows, cols)
+    best = result.best.time
+    zz = [[(v / best if math.isfinite(v) else None) for v in row] for row in z]
+    text = [[(f"{v * 1e6:,.0f} µs" if math.isfinite(v) else "no fit") for v in row] for row in z]
+    fig = go.Figure(go.Heatmap(
+        x=[str(c) for c in cv], y=[str(r) for r in rv], z=zz, text=text, texttemplate="%{text}",
+        colorscale=[[0, ROLE["match"]], [0.5, TINT["data"]], [1, ROLE["memory"]]], zmin=1,
+        zmax=max(max(v for v in row if v is not None) for row in zz if any(v is not None for v in row)),
+        colorbar=dict(title="× best", thickness=12), xgap=2, ygap=2,
+        hovertemplate=f"{rows}=%{{y}}, {cols}=%{{x}}: %{{text}}<extra></extra>"))
+    b = result.best.tile
+    fig.add_trace(go.Scatter(x=[str(getattr(b, cols))], y=[str(getattr(b, rows))], mode="markers",
+                             marker=dict(symbol="square-open", size=44, color=NEUTRAL[0], line=dict(width=3)),
+                             name=f"chosen: {b}", hoverinfo="skip"))
+    fig.update_xaxes(title=cols.upper(), type="category")
+    fig.update_yaxes(title=rows.upper(), type="category")
+    return style(fig, title=title, height=380)
+
+
+__all__ = ["tensorcore", "systolic_frames", "systolic_animation", "schedule_chart", "tile_bars", "tile_landscape",
+           "systolic_example"]

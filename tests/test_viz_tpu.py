@@ -1,0 +1,75 @@
+"""Figures of the TPU and tiling chapters (labsim.viz.tpu): they draw what the machines computed."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+pytest.importorskip("plotly")
+
+import labsim as ls
+from labsim import viz
+from labsim.viz.palette import ROLE, TINT
+
+
+def test_systolic_frames_follow_the_simulation():
+    frames, cycles = viz.tpu.systolic_frames(3, "ws", 3)
+    res = ls.systolic.simulate(*viz.tpu.systolic_example(3, 3), rows=3, cols=3, dataflow="ws")
+    assert len(frames) == res.cycles == len(cycles) and cycles == list(range(1, res.cycles + 1))
+    assert all([t.type for t in f.data] == ["heatmap", "scatter", "heatmap"] for f in frames)
+    # the PE panel's blue cells (2) are exactly the multiply-adds of that cycle
+    for t, f in enumerate(frames):
+        assert (np.asarray(f.data[0].z) == 2).sum() == res.trace.mac[t].sum()
+    # the last frame's output buffer holds A @ B, every cell marked final (2)
+    a, b = viz.tpu.systolic_example(3, 3)
+    last = frames[-1].data[2]
+    assert np.all(np.asarray(last.z) == 2)
+    assert [[float(x) for x in row] for row in last.text] == (a @ b).tolist()
+
+
+def test_long_runs_are_sampled_to_the_step_limit():
+    frames, cycles = viz.tpu.systolic_frames(4, "ws", 6, max_steps=20)
+    total = ls.systolic.cycles(6, 6, 6, rows=4, cols=4, dataflow="ws")
+    assert len(frames) <= 21 and cycles[0] == 1 and cycles[-1] == total
+
+
+def test_systolic_animation_page_weight(monkeypatch):
+    monkeypatch.setenv("LABSIM_BOOK", "1")
+    anim = viz.tpu.systolic_animation(sizes=(3,), dataflows=("ws", "os"), extra=(0,))
+    html = anim._repr_mimebundle_()["text/html"]
+    assert 0 < len(html) < 200_000  # 2 of the book's 12 combinations: well inside the 1 MB page budget
+
+
+def test_tensorcore_numbers_come_from_the_preset():
+    fig = viz.tpu.tensorcore("TPU v5e")
+    text = " ".join(a.text for a in fig.layout.annotations)
+    assert "128 MiB" in text and "4 MXUs of 128×128" in text and "819 GB/s" in text
+    v6e = " ".join(a.text for a in viz.tpu.tensorcore("TPU v6e").layout.annotations)
+    assert "256×256 (count not recorded)" in v6e and "not recorded" in v6e.split("VMEM")[1]
+    assert {s.line.color for s in fig.layout.shapes} <= set(ROLE.values()) | {"#555555"}
+
+
+def test_landscape_marks_the_tuners_choice():
+    r = ls.tiling.tune(1024, 1024, 1024)
+    fig = viz.tpu.tile_landscape(r)
+    mark = fig.data[1]
+    assert mark.x[0] == str(r.best.tile.bn) and mark.y[0] == str(r.best.tile.bm)
+    z = fig.data[0].z
+    assert min(v for row in z for v in row if v is not None) == 1.0  # normalised to the best time
+
+
+def test_schedule_chart_and_tile_bars_draw():
+    s = ls.tpu.schedule_dot(1024, 1024, 1024, "TPU v5e", blocks=(256, 256, 256))
+    fig = viz.tpu.schedule_chart(s, most=8)
+    assert [t.name for t in fig.data] == ["copy in (HBM→VMEM)", "copy out (VMEM→HBM)", "MXU"]
+    p = ls.tiling.plan(4096, 4096, 4096, (128, 128, 32))
+    bars = viz.tpu.tile_bars(p, max_time=1e-3)
+    assert bars.data[0].x[0] == pytest.approx(p.compute_time * 1e6)
+    assert bars.data[1].marker.color == ROLE["match"] and bars.data[1].x[0] == 32
+    bad = ls.tiling.plan(4096, 4096, 4096, (256, 256, 128), check=False)
+    assert viz.tpu.tile_bars(bad).data[1].marker.color == ROLE["mismatch"]
+    # no times for a tile that cannot run; its HBM traffic over the bandwidth is still drawn (grey)
+    x = list(viz.tpu.tile_bars(bad).data[0].x)
+    assert x[0] == x[2] == 0 and x[1] == pytest.approx(bad.traffic / bad.bandwidth * 1e6)
+    assert viz.tpu.tile_bars(bad).data[2].x[0] == bad.shared_limit / 1024
