@@ -68,6 +68,7 @@ class Animation(Interactive):
         self.step_labels_fn = step_labels
         self.frame_ms = int(frame_ms)
         self._frames_cache: dict[tuple, list] = {}
+        self._ready_cache: dict[tuple, list] = {}
         self.step = 0
         controls = dict(controls or {})
         self._no_controls = not controls
@@ -94,6 +95,24 @@ class Animation(Interactive):
     def _ranges_for(self, **params):
         self.frames_for(**params)
         return self._frames_cache[tuple(sorted((k, repr(v)) for k, v in params.items()))][1]
+
+    def _ready(self, **params) -> list:
+        """The live face's steps for these control values, made once: copies of the frames with their
+        titles moved out (the caption carries them) and the axes of every step made one, so that
+        playing only switches between finished figures."""
+        key = ("ready",) + tuple(sorted((k, repr(v)) for k, v in params.items()))
+        if key not in self._ready_cache:
+            ranges = self._ranges_for(**params)
+            ready = []
+            for f in self.frames_for(**params):
+                g = copy.deepcopy(f)
+                _caption(None, g)
+                _apply_ranges(g, {k: v for k, v in ranges.items() if k in _extents(g)})
+                ready.append(g)
+            self._ready_cache[key] = ready
+            if len(self._ready_cache) > 8:
+                self._ready_cache.pop(next(iter(self._ready_cache)))
+        return self._ready_cache[key]
 
     def _step_names(self, params, n) -> list[str]:
         if self.step_labels_fn is not None:
@@ -187,12 +206,7 @@ class Animation(Interactive):
                 self.step = i
                 with out:
                     out.clear_output(wait=True)
-                    fig = copy.deepcopy(frames[i])
-                    _caption(None, fig)
-                    # the axes of every step of this animation are one (they stay put while it plays)
-                    ranges = self._ranges_for(**self.params)
-                    _apply_ranges(fig, {k: v for k, v in ranges.items() if k in _extents(fig)})
-                    display(Figure(fig, self.alt_text(**self.params)))
+                    display(Figure(self._ready(**self.params)[i], self.alt_text(**self.params)))
                     if self.caption:
                         display(_HTMLText(_live_caption(self.caption)))
 

@@ -46,6 +46,9 @@ def template():
             hoverlabel=dict(font=dict(family=FONT_FAMILY)),
         )
         pio.templates[TEMPLATE] = t
+        # every figure made from now on starts in the book's style: giving a finished figure a template
+        # costs about 20 ms, which a live widget cannot afford on every move
+        pio.templates.default = TEMPLATE
     return pio.templates[TEMPLATE]
 
 
@@ -105,8 +108,12 @@ def _wrap_axis_titles(fig) -> None:
 def style(fig, *, title: str | None = None, height: int = 360):
     """House style: the ``labsim`` template (body font, colour-blind-safe colours, legend below the plot),
     honest log ticks, axis titles kept inside the figure (long ones on two lines)."""
+    t = template()
+    mine = fig.layout.template
+    if not (mine is not None and mine.layout.font.family == t.layout.font.family):
+        fig.update_layout(template=t)
     fig.update_layout(
-        template=template(), height=height, autosize=True,
+        height=height, autosize=True,
         margin=dict(l=10, r=10, t=60 if title else 20, b=10),
         title=dict(text=title) if title else None,
     )
