@@ -42,13 +42,13 @@ from .core.trace import Tracer, trace
 from .frontend import numpy, nn, autodiff  # numpy installs the Tracer operators; nn registers composites
 from .frontend.autodiff import grad, value_and_grad, vjp
 from .hardware import Chip, ChipKind, Link, Unit
-from .compiler import passes
+from .compiler import blocks, passes
 from .compiler.buffers import assign_buffers
 from .compiler.kernel import Kernel, KernelKind, Launch
 from .compiler.lower import lower
 from .compiler.pipeline import PlanLostError, compile
 from .compiler.program import Program
-from .machines import roofline as cost
+from .machines import host, roofline as cost
 from .machines import simt, systolic
 from .machines import tiling, tpu
 from .machines.events import HOST_CHIP, Direction, Event, EventKind, Trace, UnitId, UnitKind
@@ -62,8 +62,9 @@ from .support.tables import Table
 # The short names the book and its readers use (``import labsim.numpy as lnp``, ``ls.passes``, ...)
 # stand for the modules in their floors: one module object under two names, not a copy.
 for _name, _mod in {"numpy": numpy, "nn": nn, "autodiff": autodiff, "ops": ops, "dtypes": dtypes,
-                    "passes": passes, "tree_util": tree_util, "cost": cost, "counting": counting, "llm": llm, "parity": parity,
-                    "simt": simt, "systolic": systolic, "tiling": tiling, "tpu": tpu}.items():
+                    "passes": passes, "blocks": blocks, "tree_util": tree_util, "cost": cost, "host": host,
+                    "counting": counting, "llm": llm, "parity": parity, "simt": simt, "systolic": systolic,
+                    "tiling": tiling, "tpu": tpu}.items():
     _sys.modules[f"{__name__}.{_name}"] = _mod
 del _name, _mod
 
@@ -76,6 +77,7 @@ __all__ = [
     "TreeDef", "tree_flatten", "tree_unflatten", "tree_leaves", "tree_structure", "tree_map", "tree_util",
     "Chip", "ChipKind", "Link", "Unit", "hardware", "ops", "dtypes", "numpy", "nn",
     "estimate", "kernel_cost", "KernelCost", "ProgramCost", "Bound", "OutOfMemory", "OutOfMemoryError",
-    "memory_check", "passes", "assign_buffers", "llm", "counting", "parity", "simt", "systolic", "tiling", "tpu",
+    "memory_check", "passes", "assign_buffers", "llm", "counting", "parity", "host", "blocks", "simt", "systolic",
+    "tiling", "tpu",
     "simulate", "RunResult", "Event", "EventKind", "Trace", "UnitId", "UnitKind", "Direction", "HOST_CHIP", "Table",
 ]

@@ -26,6 +26,7 @@ RANGES = {
     "onchip": (1e3, 1e9),
     "compute_units": (1, 10_000),
     "launch_overhead": (1e-7, 1e-4),
+    "launch_interval": (1e-7, 1e-4),
     "special_flops": (1e11, 1e14),
     "matrix_unit": (8, 1024),  # rows (= cols) of one systolic array
     "clock": (1e8, 1e10),
@@ -54,6 +55,8 @@ def numeric_fields(chip: Chip) -> dict[str, float]:
         out["compute_units"] = chip.compute_units
     if chip.launch_overhead:
         out["launch_overhead"] = chip.launch_overhead
+    if chip.launch_interval:
+        out["launch_interval"] = chip.launch_interval
     if chip.special_flops:
         out["special_flops"] = chip.special_flops
     if chip.matrix_unit:
@@ -245,3 +248,20 @@ def test_modelling_assumptions_are_labelled(key):
     chip = PRESETS[key]
     if chip.min_kernel_time or chip.call_overhead or chip.gemm_efficiency != 1:
         assert "assumption" in chip.notes, key
+
+
+def test_host_links_are_sourced_and_plausible():
+    """Every host link preset has a bandwidth in the host-link range and a source in references.bib;
+    PCIe doubles per generation (8, 16, 32, 64 GT/s per lane)."""
+    from labsim.hardware import HOST_LINKS, get_link
+
+    keys = bib_keys()
+    low, high = RANGES["host_link"]
+    for name, link in HOST_LINKS.items():
+        assert low <= link.bandwidth <= high, name
+        assert link.source.split(",")[0].strip() in keys, name
+    gens = [HOST_LINKS[f"PCIe Gen{g} x16"].bandwidth for g in (3, 4, 5, 6)]
+    assert [b / a for a, b in zip(gens, gens[1:])] == [2.0, 2.0, 2.0]
+    assert get_link("nvlink-c2c") is HOST_LINKS["NVLink-C2C"]
+    with pytest.raises(ValueError, match="unknown host link"):
+        get_link("PCIe Gen9")

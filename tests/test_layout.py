@@ -151,6 +151,7 @@ def test_the_checks_can_fail():
 @pytest.mark.parametrize("alias, real", [("numpy", "labsim.frontend.numpy"), ("nn", "labsim.frontend.nn"),
                                          ("passes", "labsim.compiler.passes"), ("llm", "labsim.models.llm"),
                                          ("ops", "labsim.core.ops"), ("cost", "labsim.machines.roofline"),
+                                         ("host", "labsim.machines.host"), ("blocks", "labsim.compiler.blocks"),
                                          ("simt", "labsim.machines.simt"), ("tpu", "labsim.machines.tpu"),
                                          ("tiling", "labsim.machines.tiling"), ("systolic", "labsim.machines.systolic")])
 def test_short_names_are_the_modules_in_their_floors(alias, real):

@@ -332,7 +332,7 @@ def test_style_uses_the_book_template_with_the_legend_below():
     t = fig.layout.template.layout
     assert "system-ui" in t.font.family and "labsim Hangul" in t.font.family
     assert (t.legend.yref, t.legend.y, t.legend.yanchor) == ("container", 0, "bottom")
-    assert t.colorway[0] == "#0072B2"
+    assert list(t.colorway) == lv.plots.COLORWAY and "#E69F00" not in t.colorway  # no role colour for a plain series
 
 
 @pytest.mark.parametrize("lo, hi, want", [(1e-2, 1e4, "decades"), (20, 300, "full")])

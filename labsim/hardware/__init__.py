@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..support.lookup import lookup
 from .chip import Chip, ChipKind, Link, SMLimits, Unit
-from .presets import PRESETS
+from .presets import HOST_LINKS, PRESETS
 
 
 def get(name: str | Chip) -> Chip:
@@ -16,4 +16,9 @@ def get(name: str | Chip) -> Chip:
     return lookup(PRESETS, name, "chip", Chip)
 
 
-__all__ = ["Chip", "ChipKind", "Link", "SMLimits", "Unit", "PRESETS", "get"]
+def get_link(name: str | Link) -> Link:
+    """Look up a host link by name (``HOST_LINKS``: "PCIe Gen4 x16", "NVLink-C2C", ...), or pass a Link through."""
+    return lookup(HOST_LINKS, name, "host link", Link)
+
+
+__all__ = ["Chip", "ChipKind", "Link", "SMLimits", "Unit", "PRESETS", "HOST_LINKS", "get", "get_link"]

@@ -137,7 +137,8 @@ class Chip:
     onchip: Mapping[str, float] = field(default_factory=dict)
     compute_units: int = 1  # SMs, TensorCores x MXUs, or CPU cores
     compute_unit_name: str = "unit"
-    launch_overhead: float = 0.0  # seconds from enqueue to kernel start
+    launch_overhead: float = 0.0  # seconds from enqueue to kernel start (launch latency)
+    launch_interval: float = 0.0  # seconds: least time between two launches from one host thread (1 / launch throughput)
     special_flops: float = 0.0  # special-function (exp, tanh, rsqrt ...) operations/s; 0 = not recorded
     min_kernel_time: float = 0.0  # seconds: the shortest time any kernel takes on the device
     call_overhead: float = 0.0  # seconds of host software per kernel call (CPU presets; GPUs use launch_overhead)

@@ -40,6 +40,14 @@ _MiB = 2**20
 _GPU_LAUNCH = 4e-6
 _GPU_LAUNCH_SRC = "nvidia2019cudagraphs, per-kernel times for a 2.9 us kernel (V100, 2019)"
 
+# Launch *throughput*, a separate number from the latency above: the least time between two launches
+# one host thread can push through the driver. The same post measured back-to-back launches of the
+# 2.9 us kernel at 3.8 us per kernel: the kernels were shorter than the launches, so the launch path,
+# not the GPU, set the pace, one launch per 3.8 us (V100, 2019; again not a Hopper figure).
+# labsim.machines.host charges it to the host thread for every kernel launch (one per graph replay).
+_GPU_LAUNCH_INTERVAL = 3.8e-6
+_GPU_LAUNCH_INTERVAL_SRC = "nvidia2019cudagraphs, 3.8 us per kernel with launches overlapped (V100, 2019)"
+
 # The latency floor of one kernel: a labsim modelling assumption, not a datasheet number. However
 # little a kernel does, its blocks must be dispatched to the SMs, its first loads wait one DRAM round
 # trip (hundreds of ns), and the stream waits for the last block to drain. The figure it rests on is
@@ -127,6 +135,7 @@ _A100 = Chip(
     compute_units=108,  # SMs in the A100 product ("108 SMs"; the full GA100 die has 128)
     compute_unit_name="SM",
     launch_overhead=_GPU_LAUNCH,
+    launch_interval=_GPU_LAUNCH_INTERVAL,
     # ops/s, derived: 19.5 TFLOP/s fp32 x 16 SFU results / 128 fp32 FLOPs per SM per clock (cc 8.0) = 2.44 T
     special_flops=19.5 * _T * _SFU_PER_SM_CLK / 128,
     min_kernel_time=_GPU_MIN_KERNEL,
@@ -150,6 +159,7 @@ _A100 = Chip(
         "onchip.register file per SM": "nvidia-cuda-guide, Technical Specifications per Compute Capability",
         "compute_units": "nvidia2020amperearch, A100 GPU hardware architecture",
         "launch_overhead": _GPU_LAUNCH_SRC,
+        "launch_interval": _GPU_LAUNCH_INTERVAL_SRC,
     },
     notes="Dense rates; the datasheet's larger figures assume 2:4 sparsity. 'tf32' is the tensor "
     "cores' rate for float32 products at JAX's default precision. The SFU rate is derived from the "
@@ -193,6 +203,7 @@ _H100_SXM = Chip(
     compute_units=132,  # SMs in H100 SXM5 (the full GH100 die has 144)
     compute_unit_name="SM",
     launch_overhead=_GPU_LAUNCH,
+    launch_interval=_GPU_LAUNCH_INTERVAL,
     special_flops=3.9 * _T,  # ops/s, FlashAttention-3: "3.9 TFLOPS of special functions" on H100 SXM5
     min_kernel_time=_GPU_MIN_KERNEL,
     memory_name="HBM3",
@@ -215,6 +226,7 @@ _H100_SXM = Chip(
         "onchip.register file per SM": "nvidia-cuda-guide, Technical Specifications per Compute Capability",
         "compute_units": "nvidia2022hopperarch, H100 SXM5 has 132 SMs",
         "launch_overhead": _GPU_LAUNCH_SRC,
+        "launch_interval": _GPU_LAUNCH_INTERVAL_SRC,
     },
     notes="Dense rates from NVIDIA's Hopper architecture specifications (boost clock); the datasheet "
     "rounds them (67 TFLOP/s FP32, 1,979 TFLOP/s BF16 with sparsity). 'tf32' is the tensor cores' "
@@ -262,6 +274,7 @@ _H200 = Chip(
     compute_units=132,  # SMs: the H100 SXM5 configuration (the H200 datasheet gives no count)
     compute_unit_name="SM",
     launch_overhead=_GPU_LAUNCH,
+    launch_interval=_GPU_LAUNCH_INTERVAL,
     special_flops=3.9 * _T,  # ops/s, the H100 SXM5 figure of FlashAttention-3 (same GH100 SMs and clock)
     min_kernel_time=_GPU_MIN_KERNEL,
     memory_name="HBM3e",
@@ -283,6 +296,7 @@ _H200 = Chip(
         "onchip.register file per SM": "nvidia-cuda-guide, Technical Specifications per Compute Capability",
         "compute_units": "nvidia2022hopperarch, H100 SXM5 has 132 SMs (same GH100 configuration)",
         "launch_overhead": _GPU_LAUNCH_SRC,
+        "launch_interval": _GPU_LAUNCH_INTERVAL_SRC,
     },
     notes="Same GH100 compute as H100 SXM, with 141 GB of HBM3e at 4.8 TB/s. L2 size not recorded "
     "(no primary source for H200). SM count and SFU rate taken from the H100 SXM5 configuration. "
@@ -324,6 +338,7 @@ _B200 = Chip(
     },
     compute_unit_name="SM",  # compute_units left at its default: no primary source gives the count
     launch_overhead=_GPU_LAUNCH,
+    launch_interval=_GPU_LAUNCH_INTERVAL,
     # special_flops left out: without a sourced SM count and clock the per-SM SFU throughput gives no
     # rate; transcendentals fall back to the fp32 vector rate (see labsim.machines.roofline).
     min_kernel_time=_GPU_MIN_KERNEL,
@@ -342,6 +357,7 @@ _B200 = Chip(
         "onchip.shared memory per SM": "nvidia-cuda-guide, Technical Specifications per Compute Capability",
         "onchip.register file per SM": "nvidia-cuda-guide, Technical Specifications per Compute Capability",
         "launch_overhead": _GPU_LAUNCH_SRC,
+        "launch_interval": _GPU_LAUNCH_INTERVAL_SRC,
     },
     notes="Per-GPU dense rates derived from NVIDIA's 8-GPU system figures, which are quoted with "
     "sparsity (divide by 8, then by 2). The 180 GB is the DGX/HGX B200 part (some B200 "
@@ -523,4 +539,19 @@ PRESETS: dict[str, Chip] = {
     "CPU": _CPU,
 }
 
-__all__ = ["PRESETS"]
+# --- Host links ------------------------------------------------------------------------------------
+# The link between host memory and one device, for the host/device chapter's "which link" control
+# (labsim.machines.host.Machine(host_link=...)). Per direction, as everywhere in this file. PCI-SIG
+# quotes an x16 link's bandwidth with both directions added: 32, 64, 128 and 256 GB/s for
+# generations 3.0 to 6.0 (the data rate doubles each generation: 8, 16, 32, 64 GT/s per lane); we
+# halve them. NVIDIA's GH200 joins its Grace CPU and Hopper GPU with NVLink-C2C at 900 GB/s, both
+# directions added: 450 GB/s each way. Latencies are left at 0, as above.
+HOST_LINKS: dict[str, Link] = {
+    "PCIe Gen3 x16": Link("PCIe Gen3 x16", 16 * _GB, source="pcisig2022pcie6, x16 bandwidth by generation"),
+    "PCIe Gen4 x16": Link("PCIe Gen4 x16", 32 * _GB, source="pcisig2022pcie6, x16 bandwidth by generation"),
+    "PCIe Gen5 x16": Link("PCIe Gen5 x16", 64 * _GB, source="pcisig2022pcie6, x16 bandwidth by generation"),
+    "PCIe Gen6 x16": Link("PCIe Gen6 x16", 128 * _GB, source="pcisig2022pcie6, x16 bandwidth by generation"),
+    "NVLink-C2C": Link("NVLink-C2C", 450 * _GB, source="nvidia2023gracehopper, NVLink-C2C 900 GB/s"),
+}
+
+__all__ = ["HOST_LINKS", "PRESETS"]

@@ -1,6 +1,8 @@
 """The host ⇄ device runtime: copies, launches, waiting and reading back on one timeline.
 
-Introduced in "The journey of one matrix product" (steps 5-10); the host/device chapter deepens it.
+Introduced in "The journey of one matrix product" (steps 5-10). The host/device chapter uses the full
+machine, ``labsim.machines.host`` (``ls.host.Machine``: dispatch costs, a bounded queue, streams,
+pinned and pageable copies, graphs); ``simulate`` stays the one-call summary with the numbers below.
 The GPU is a co-processor. The host thread *enqueues* work and returns at once (asynchronous dispatch):
 each input is copied host → device over the host link by a copy engine (DMA: the CPU only starts the
 copy), each kernel launch enters the stream's command queue and starts ``chip.launch_overhead`` seconds

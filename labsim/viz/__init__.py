@@ -8,6 +8,8 @@
 - :func:`animate` — a stepped figure with a play button and a step slider (both faces).
 - :func:`pass_slider` — a compiler pipeline pass by pass: one figure, a slider over passes, before and after.
 - :mod:`gpu` — an SM drawn from a preset, occupancy, waves, coalescing and warp animations (chapters 7–8).
+- :func:`timeline_spans`, :func:`timeline_steps` — a timeline with measured spans; a timeline step by step.
+- :func:`programs` — the programs of a block kernel (``ls.blocks``) over their lanes, masked lanes idle.
 - :func:`tabs` — several texts (IR dumps, listings) side by side as tabs; stacked sections without JavaScript.
 """
 from . import gpu
@@ -17,6 +19,7 @@ from .glue import glue
 from .graph import GraphDrawing, draw_graph, pipeline_diagram
 from .palette import KIND_COLORS, NEUTRAL, OKABE_ITO, ROLE, SEQUENCE, TINT, role
 from .plots import bar_compare, buffer_chart, roofline, style, timeline
+from .hostviz import programs, timeline_spans, timeline_steps
 from .passes import pass_figure, pass_slider
 from .tabs import Tabs, tabs
 from . import tpu
@@ -24,4 +27,4 @@ from . import tpu
 __all__ = ["glue", "Figure", "Interactive", "in_book", "interactive", "show", "Animation", "animate", "control_kind",
            "ROLE", "TINT", "NEUTRAL", "SEQUENCE", "role", "GraphDrawing", "draw_graph", "pipeline_diagram",
            "KIND_COLORS", "OKABE_ITO", "bar_compare", "buffer_chart", "roofline", "style", "timeline",
-           "Tabs", "tabs", "pass_figure", "pass_slider", "gpu", "tpu"]
+           "Tabs", "tabs", "pass_figure", "pass_slider", "gpu", "tpu", "programs", "timeline_spans", "timeline_steps"]

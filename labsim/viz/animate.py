@@ -68,6 +68,7 @@ class Animation(Interactive):
         self.step_labels_fn = step_labels
         self.frame_ms = int(frame_ms)
         self._frames_cache: dict[tuple, list] = {}
+        self._ready_cache: dict[tuple, list] = {}
         self.step = 0
         controls = dict(controls or {})
         self._no_controls = not controls
@@ -95,6 +96,24 @@ class Animation(Interactive):
         self.frames_for(**params)
         return self._frames_cache[tuple(sorted((k, repr(v)) for k, v in params.items()))][1]
 
+    def _ready(self, **params) -> list:
+        """The live face's steps for these control values, made once: copies of the frames with their
+        titles moved out (the caption carries them) and the axes of every step made one, so that
+        playing only switches between finished figures."""
+        key = ("ready",) + tuple(sorted((k, repr(v)) for k, v in params.items()))
+        if key not in self._ready_cache:
+            ranges = self._ranges_for(**params)
+            ready = []
+            for f in self.frames_for(**params):
+                g = copy.deepcopy(f)
+                _caption(None, g)
+                _apply_ranges(g, {k: v for k, v in ranges.items() if k in _extents(g)})
+                ready.append(g)
+            self._ready_cache[key] = ready
+            if len(self._ready_cache) > 8:
+                self._ready_cache.pop(next(iter(self._ready_cache)))
+        return self._ready_cache[key]
+
     def _step_names(self, params, n) -> list[str]:
         if self.step_labels_fn is not None:
             names = [str(s) for s in self.step_labels_fn(**self._params(params))]
@@ -116,20 +135,23 @@ class Animation(Interactive):
         pause = dict(label="❚❚ pause", method="animate",
                      args=[[None], {"frame": {"duration": 0, "redraw": False}, "mode": "immediate",
                                     "transition": {"duration": 0}}])
+        # the play/pause buttons above the step slider, both at the figure's foot: stacked, they fit a
+        # phone's width as well as a desktop's
         base.update_layout(
             updatemenus=[dict(type="buttons", direction="left", buttons=[play, pause], showactive=False,
-                              x=0, xanchor="left", y=-0.2, yanchor="top", pad=dict(t=24, r=8),
+                              x=0, xanchor="left", y=-0.1, yanchor="top", pad=dict(t=20, r=8),
                               font=dict(size=13))],
-            sliders=[dict(active=0, x=0.3, len=0.7, y=-0.2, yanchor="top", pad=dict(t=8, b=4),
-                          currentvalue=dict(prefix=f"{self.step_label}: ", font=dict(size=13), xanchor="left"),
+            sliders=[dict(active=0, x=0, len=1.0, y=-0.1, yanchor="top", pad=dict(t=70, b=4),
+                          currentvalue=dict(prefix=f"{self.step_label}: ", font=dict(size=13), xanchor="right",
+                                            offset=4),
                           font=dict(size=11),
                           steps=[dict(label=n, method="animate",
                                       args=[[str(i)], {"mode": "immediate", "frame": {"duration": 0, "redraw": True},
                                                        "transition": {"duration": 0}}])
                                  for i, n in enumerate(names)])])
         m = base.layout.margin
-        base.layout.margin.b = max((m.b or 0) if m is not None else 0, 110)
-        base.layout.height = (base.layout.height or 360) + 80
+        base.layout.margin.b = max((m.b or 0) if m is not None else 0, 140)
+        base.layout.height = (base.layout.height or 360) + 110
         return base
 
     def to_html(self) -> str:
@@ -155,7 +177,7 @@ class Animation(Interactive):
         if self._no_controls:
             controls = []
         return _static_html(figures, initial, self.alt_text(**self._params(self.params)), controls,
-                            captions=caps, name=self.name, height=(frames[0].layout.height or 360) + 80)
+                            captions=caps, name=self.name, height=(frames[0].layout.height or 360) + 110)
 
     def alt_text(self, **params) -> str:
         return self.alt(**self._params(params)) if callable(self.alt) else self.alt
@@ -184,12 +206,7 @@ class Animation(Interactive):
                 self.step = i
                 with out:
                     out.clear_output(wait=True)
-                    fig = copy.deepcopy(frames[i])
-                    _caption(None, fig)
-                    # the axes of every step of this animation are one (they stay put while it plays)
-                    ranges = self._ranges_for(**self.params)
-                    _apply_ranges(fig, {k: v for k, v in ranges.items() if k in _extents(fig)})
-                    display(Figure(fig, self.alt_text(**self.params)))
+                    display(Figure(self._ready(**self.params)[i], self.alt_text(**self.params)))
                     if self.caption:
                         display(_HTMLText(_live_caption(self.caption)))
 

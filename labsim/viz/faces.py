@@ -255,37 +255,51 @@ def _has_strings(trace, key: str) -> bool:
     return vals is not None and not isinstance(vals, str) and any(isinstance(v, str) for v in vals)
 
 
-def shared_ranges(figs: Sequence[Any]) -> dict[str, tuple[list[float], bool]]:
+def axis_info(fig) -> dict:
+    """What :func:`shared_ranges` needs of one figure, taken once: its extents and, per axis, the
+    properties that decide whether the axis may be shared. Small and independent of the figure."""
+    ext = _extents(fig)
+    axes = {}
+    for key in ext:
+        a = fig.layout[key] if key in fig.layout else None
+        if a is None:
+            continue
+        axes[key] = dict(fixed=a.range is not None, type=a.type, visible=a.visible, rangemode=a.rangemode,
+                         reversed=a.autorange == "reversed",
+                         strings=any(_has_strings(t, key) for t in fig.data))
+    return {"ext": ext, "axes": axes}
+
+
+def shared_ranges(figs: Sequence[Any], infos: Sequence[dict] | None = None) -> dict[str, tuple[list[float], bool]]:
     """For each numeric axis of ``figs`` that may be shared: (range, reversed) giving the union over the
-    figures (see :func:`share_axes`). Reads the figures only."""
-    ext = [_extents(f) for f in figs]
-    keys = {k for e in ext for k in e}
+    figures (see :func:`share_axes`). Reads the figures only (or their :func:`axis_info` snapshots)."""
+    infos = list(infos) if infos is not None else [axis_info(f) for f in figs]
+    keys = {k for i in infos for k in i["ext"]}
     out = {}
     for key in sorted(keys):
-        axes = [f.layout[key] if key in f.layout else None for f in figs]
-        live = [(f, a, e[key]) for f, a, e in zip(figs, axes, ext) if key in e and a is not None
-                and a.visible is not False]
-        if not live or any(a.range is not None or a.type in ("category", "multicategory", "date") for _, a, _ in live):
+        live = [(i["axes"][key], i["ext"][key]) for i in infos if key in i["ext"] and key in i["axes"]
+                and i["axes"][key]["visible"] is not False]
+        if not live or any(a["fixed"] or a["type"] in ("category", "multicategory", "date") for a, _ in live):
             continue
         # a category axis Plotly infers from strings
-        if any(_has_strings(t, key) for f, _, _ in live for t in f.data):
+        if any(a["strings"] for a, _ in live):
             continue
-        log = {a.type == "log" for _, a, _ in live}
+        log = {a["type"] == "log" for a, _ in live}
         if len(log) != 1:
             continue
         log = log.pop()
-        lo, hi = min(e[0] for _, _, e in live), max(e[1] for _, _, e in live)
-        bars = any(e[2] for _, _, e in live)
+        lo, hi = min(e[0] for _, e in live), max(e[1] for _, e in live)
+        bars = any(e[2] for _, e in live)
         if log:
             if lo <= 0:
                 continue
             lo, hi = math.log10(lo), math.log10(hi)
-        elif bars or any(a.rangemode == "tozero" for _, a, _ in live):
+        elif bars or any(a["rangemode"] == "tozero" for a, _ in live):
             lo, hi = min(lo, 0.0), max(hi, 0.0)
         pad = (hi - lo) * 0.05 or (abs(hi) * 0.1 if hi else 1.0)
         lo = lo - pad if (log or lo != 0) else lo
         hi = hi + pad if (log or hi != 0) else hi
-        out[key] = ([lo, hi], any(a.autorange == "reversed" for _, a, _ in live))
+        out[key] = ([lo, hi], any(a["reversed"] for a, _ in live))
     return out
 
 
@@ -430,7 +444,7 @@ class Interactive:
         self.params = {k: defaults.get(k, vals[len(vals) // 2]) for k, vals in self.controls_spec.items()}
         self.figure = self._checked(self.make_fig(**self.params), self.params)
         self.caption = _caption(self.caption_spec, self.figure, self.params)
-        self._seen = [__import__("copy").deepcopy(self.figure)]
+        self._seen = [axis_info(self.figure)]
         self.error: str | None = None
         self._widget = None
         self.controls: dict[str, Any] = {}
@@ -472,13 +486,11 @@ class Interactive:
     def _steady(self, fig):
         """Live face: the axes cover every figure the reader has seen so far (they grow, never jump
         back), so a move of a control shows as a change. The figure is copied before it is changed."""
-        import copy
-
-        self._seen.append(copy.deepcopy(fig))
+        info = axis_info(fig)
+        self._seen.append(info)
         del self._seen[:-48]
-        ranges = shared_ranges(self._seen)
-        mine = _extents(fig)
-        _apply_ranges(fig, {k: v for k, v in ranges.items() if k in mine})
+        ranges = shared_ranges((), self._seen)
+        _apply_ranges(fig, {k: v for k, v in ranges.items() if k in info["ext"]})
         return fig
 
     # -- live face -------------------------------------------------------------------------------

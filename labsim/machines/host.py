@@ -1,0 +1,577 @@
+"""The host/device machine: a Python host thread driving one device through a command queue.
+
+The chapter "Host and device" is built on it; ``ls.simulate`` (``labsim.machines.runtime``) is the
+one-call summary the opening chapter uses. Short name: ``ls.host``.
+
+    m = ls.host.Machine("H100 SXM")
+    x = m.put(np.ones(4096, np.float32))      # host -> device copy; returns a future at once
+    y = m.call(prog, x)                      # dispatch a compiled program; returns futures at once
+    y.shape, y.dtype                         # known without waiting
+    y.block_until_ready()                    # the host *waits*; no byte moves
+    np.asarray(y)                            # the host reads the value: device -> host copy, then wait
+    m.trace                                  # every event on one Trace (labsim.machines.events)
+
+What the machine models, and the numbers it uses:
+
+* **The host thread** pays for every call it makes. In *eager* mode each op costs ``op_time`` of
+  Python and framework dispatch; under *jit* the whole call costs ``call_time`` once. Every kernel
+  launch also costs the driver ``launch_time`` (default: the chip's ``launch_interval``, the launch
+  throughput of one host thread, from the presets). ``op_time`` and ``call_time`` are labsim
+  assumptions, not measured figures: they are parameters for that reason.
+* **Launch latency** ``launch_latency`` (default: the chip's ``launch_overhead``) runs from the moment
+  the host *calls* launch to the earliest start of the kernel. A kernel starts when its launch latency
+  has passed, the host's launch call has returned, its stream's earlier work has finished, its inputs
+  are ready and the device is free, whichever is latest.
+* **The command queue** holds at most ``queue_depth`` commands (launches and copies) that the device
+  has not started yet. A host that wants to enqueue into a full queue blocks (a WAIT event
+  "queue full") until the device starts the oldest one.
+* **Streams** order the work enqueued on them; work on different streams is ordered only by data
+  (a kernel waits for its inputs, as JAX arranges) and by events (``record_event`` / ``wait_event``,
+  as in CUDA). labsim runs **one kernel at a time** on the device (a simplification: a real GPU can
+  run small kernels from several streams side by side), so what streams buy here is overlap of
+  copies with kernels.
+* **Copy engines** (``copy_engines`` per direction) move bytes over the host link by DMA at the link's
+  bandwidth. From **pinned** host memory the copy engine reads directly; from **pageable** memory
+  the host thread first copies the data into a pinned staging buffer at ``host_copy_bandwidth`` (a
+  labsim assumption), and a read back into pageable memory returns only after the DMA and the copy out
+  of the staging buffer (CUDA's documented behaviour for pageable memory {nvidia-cuda-runtime-sync}).
+  labsim stages the whole buffer at once; a real driver pipelines it in chunks.
+* **Synchronisation**: ``Array.block_until_ready`` waits for one value, ``Machine.get`` (and
+  ``np.asarray``) copies a value back and waits for it, ``Machine.synchronize`` waits for everything,
+  ``StreamEvent.synchronize`` for one recorded point.
+* **CUDA Graphs**: launches made inside ``with m.capture() as graph`` are recorded, not run;
+  ``m.replay(graph)`` launches them all with one launch call: one ``launch_time`` on the host, one
+  launch latency, then the kernels back to back (labsim assumes no gap between graph nodes).
+
+Values: arrays put with data carry NumPy values, and a program's outputs get the values of
+``ls.evaluate`` on its graph, so a simulated program computes what NumPy computes. Arrays made from a
+``ShapeDtype`` alone carry timing only.
+"""
+from __future__ import annotations
+
+import contextlib
+import heapq
+from collections import OrderedDict
+import math
+import numbers
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from ..compiler.kernel import Kernel
+from ..compiler.pipeline import compile as _compile
+from ..compiler.program import Program
+from ..core.avals import ShapeDtype
+from ..core.interpreter import evaluate
+from ..core.ir import Graph
+from ..hardware import Chip, Link, get, get_link
+from .events import HOST_CHIP, Direction, Event, EventKind, Trace, UnitId, UnitKind
+from .roofline import HOST_API_TIME, kernel_cost
+
+# labsim assumptions (no primary source gives them; the chapter says so): the host's cost of one eager
+# op (Python, the framework's dispatcher, argument checks) and of one jitted call (cache look-up,
+# argument handling), and the host's memcpy bandwidth into a pinned staging buffer
+EAGER_OP_TIME = 10e-6
+JIT_CALL_TIME = 20e-6
+HOST_COPY_BANDWIDTH = 10e9
+QUEUE_DEPTH = 1024  # commands the device has not started yet; a labsim assumption (CUDA does not publish one)
+
+HOST = UnitId(HOST_CHIP, UnitKind.HOST_THREAD)
+
+MODES = ("eager", "jit")
+
+
+def _seconds(v, name: str, *, positive: bool = False) -> float:
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0 \
+            or (positive and v == 0):
+        need = "> 0" if positive else ">= 0"
+        raise ValueError(f"Machine: {name} must be a finite number {need}, got {v!r}")
+    return float(v)
+
+
+def _count(v, name: str, lo: int = 1) -> int:
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
+        raise ValueError(f"Machine: {name} must be an integer >= {lo}, got {v!r}")
+    return int(v)
+
+
+class Array:
+    """A device array as JAX returns it: a future. ``shape`` and ``dtype`` are known at once; the value
+    exists on the device from ``ready`` (seconds on the machine's clock) and on the host only after
+    ``np.asarray`` (or ``Machine.get``) copies it back."""
+
+    __slots__ = ("machine", "name", "aval", "ready", "_value", "pinned", "_captured")
+
+    def __init__(self, machine: "Machine", name: str, aval: ShapeDtype, ready: float, value=None,
+                 pinned: bool = True):
+        self.machine, self.name, self.aval, self.ready = machine, name, aval, ready
+        self._value, self.pinned, self._captured = value, pinned, False
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> str:
+        return self.aval.dtype
+
+    @property
+    def nbytes(self) -> int:
+        return self.aval.nbytes
+
+    @property
+    def has_value(self) -> bool:
+        return self._value is not None
+
+    def block_until_ready(self) -> "Array":
+        """The host waits until the device has computed this array. No byte moves."""
+        self.machine._wait_until(self._ready_or_raise("block_until_ready"), "block_until_ready",
+                                 f"wait for {self.name} (no copy)")
+        return self
+
+    def _ready_or_raise(self, what: str) -> float:
+        if self._captured:
+            raise RuntimeError(f"{what}: {self.name} was produced inside a graph capture and is computed only "
+                               "when the graph is replayed (m.replay(graph))")
+        return self.ready
+
+    def __array__(self, dtype=None, copy=None):
+        v = self.machine.get(self)
+        if v is None:
+            raise ValueError(f"{self.name} was computed from shapes only (no input values), so there is no "
+                             "value to read; put NumPy arrays, not ShapeDtypes, to get values")
+        return v if dtype is None else v.astype(dtype)
+
+    def __repr__(self) -> str:
+        return f"<Array {self.name}: {self.aval}, ready at {self.ready * 1e6:.3g} µs>"
+
+
+@dataclass
+class StreamEvent:
+    """A point recorded on a stream (``cudaEventRecord``): it is reached when the stream's earlier work is done."""
+
+    machine: "Machine"
+    stream: int
+    time: float
+
+    def synchronize(self) -> None:
+        """The host waits until the device reaches this point (``cudaEventSynchronize``)."""
+        self.machine._wait_until(self.time, "event synchronize", f"wait for an event on stream {self.stream}")
+
+    def elapsed(self, later: "StreamEvent") -> float:
+        """Device time from this event to ``later`` (``cudaEventElapsedTime``, in seconds)."""
+        return later.time - self.time
+
+
+@dataclass
+class CapturedGraph:
+    """Kernels recorded by ``Machine.capture`` for one-launch replay (a CUDA Graph)."""
+
+    stream: int
+    nodes: list = field(default_factory=list)  # (name, duration, detail, flops, bytes, inputs, outputs, values)
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+
+class Machine:
+    """One host thread driving one device; every call advances the host clock ``now`` and records events.
+
+    ``chip``: a preset name or a :class:`~labsim.hardware.Chip`. ``host_link``: a name from
+    ``ls.hardware.HOST_LINKS`` ("PCIe Gen4 x16", "NVLink-C2C", ...) or a Link (default: the chip's).
+    The times default to the chip's presets and labsim's assumptions (module constants); see the module
+    docstring for what each one means.
+    """
+
+    def __init__(self, chip: Chip | str = "H100 SXM", *, host_link: Link | str | None = None,
+                 launch_latency: float | None = None, launch_time: float | None = None,
+                 op_time: float = EAGER_OP_TIME, call_time: float = JIT_CALL_TIME,
+                 api_time: float = HOST_API_TIME, queue_depth: int = QUEUE_DEPTH, copy_engines: int = 1,
+                 host_copy_bandwidth: float = HOST_COPY_BANDWIDTH):
+        self.chip = get(chip)
+        self.link = self.chip.host_link if host_link is None else get_link(host_link)
+        self.launch_latency = _seconds(self.chip.launch_overhead if launch_latency is None else launch_latency,
+                                       "launch_latency")
+        self.launch_time = _seconds(self.chip.launch_interval if launch_time is None else launch_time,
+                                    "launch_time")
+        self.op_time = _seconds(op_time, "op_time")
+        self.call_time = _seconds(call_time, "call_time")
+        self.api_time = _seconds(api_time, "api_time")
+        self.queue_depth = _count(queue_depth, "queue_depth")
+        self.copy_engines = _count(copy_engines, "copy_engines")
+        self.host_copy_bandwidth = _seconds(host_copy_bandwidth, "host_copy_bandwidth", positive=True)
+        self.now = 0.0  # the host thread's clock
+        self._events: list[Event] = []
+        self._stream_end: dict[int, float] = {}
+        self._device_free = 0.0  # one kernel at a time
+        self._engines = {d: [0.0] * self.copy_engines for d in Direction}
+        self._pending: list[float] = []  # start times of enqueued commands, a heap
+        self._capture: CapturedGraph | None = None
+        self._costs: dict[int, Any] = {}
+        self._n = 0
+
+    # --- bookkeeping -------------------------------------------------------------------------------
+    def _host(self, name: str, dt: float, kind: EventKind, detail: str = "", nbytes=None) -> float:
+        """The host thread is busy for ``dt`` from ``now``; returns the start."""
+        t = self.now
+        if dt > 0:
+            self._events.append(Event(HOST, name, t, t + dt, kind, detail, nbytes=nbytes))
+        self.now = t + dt
+        return t
+
+    def _wait_until(self, t: float, name: str, detail: str) -> None:
+        if self._capture is not None:
+            raise RuntimeError(f"{name} inside a graph capture: CUDA forbids synchronising while capturing")
+        if t > self.now:
+            self._events.append(Event(HOST, name, self.now, t, EventKind.WAIT, detail))
+            self.now = t
+
+    def _enqueue_slot(self) -> None:
+        """Block while the command queue holds ``queue_depth`` commands the device has not started."""
+        pend = self._pending
+        while pend and pend[0] <= self.now:
+            heapq.heappop(pend)
+        if len(pend) >= self.queue_depth:
+            t = pend[0]
+            while len(pend) >= self.queue_depth:
+                t = heapq.heappop(pend)
+            self._events.append(Event(HOST, "queue full", self.now, t, EventKind.WAIT,
+                                      f"{self.queue_depth} commands waiting; the host blocks"))
+            self.now = t
+
+    def _started(self, t: float) -> None:
+        heapq.heappush(self._pending, t)
+
+    def _stream(self, stream: int) -> int:
+        return _count(stream, "stream", 0)
+
+    def _fresh(self, base: str) -> str:
+        self._n += 1
+        return f"{base}{self._n}"
+
+    # --- copies ------------------------------------------------------------------------------------
+    def _engine(self, direction: Direction, earliest: float, nbytes: int) -> tuple[UnitId, float, float]:
+        free = self._engines[direction]
+        i = min(range(len(free)), key=lambda j: free[j])
+        start = max(earliest, free[i])
+        end = start + self.link.transfer_time(nbytes)
+        free[i] = end
+        return UnitId(0, UnitKind.COPY_ENGINE, i, direction), start, end
+
+    def put(self, x, *, name: str | None = None, pinned: bool = True, stream: int = 0) -> Array:
+        """Copy ``x`` (a NumPy array, or a ShapeDtype for timing only) host → device (``jax.device_put``).
+
+        Returns at once with the future. From pageable memory (``pinned=False``) the host first copies the
+        data into a pinned staging buffer; the DMA follows.
+        """
+        import numpy as np
+
+        if self._capture is not None:
+            raise RuntimeError("put inside a graph capture: labsim captures kernel launches only")
+        s = self._stream(stream)
+        if isinstance(x, ShapeDtype):
+            aval, value = x, None
+        else:
+            value = np.asarray(x)
+            aval = ShapeDtype(value.shape, str(value.dtype))
+        name = name or self._fresh("x")
+        nb = aval.nbytes
+        self._enqueue_slot()
+        if not pinned:
+            self._host(f"stage {name}", nb / self.host_copy_bandwidth, EventKind.COPY,
+                       f"pageable: copy {nb:,} B into a pinned staging buffer", nbytes=nb)
+        self._host(f"put {name}", self.api_time, EventKind.API, "enqueue copy to device", nbytes=nb)
+        unit, start, end = self._engine(Direction.H2D, max(self.now, self._stream_end.get(s, 0.0)), nb)
+        self._events.append(Event(unit, name, start, end, EventKind.COPY,
+                                  f"{nb:,} B over {self.link.name} ({'pinned' if pinned else 'staged'})",
+                                  nbytes=nb))
+        self._started(start)
+        self._stream_end[s] = end
+        return Array(self, name, aval, end, value, pinned)
+
+    def resident(self, x, *, name: str | None = None) -> Array:
+        """An array already in device memory (put there by an earlier call, or a model's weights): no copy,
+        ready now. ``x`` is a NumPy array or a ShapeDtype (timing only)."""
+        import numpy as np
+
+        if isinstance(x, ShapeDtype):
+            aval, value = x, None
+        else:
+            value = np.asarray(x)
+            aval = ShapeDtype(value.shape, str(value.dtype))
+        return Array(self, name or self._fresh("x"), aval, self.now, value)
+
+    def get(self, a: Array, *, pinned: bool = True, stream: int = 0):
+        """Read ``a`` on the host (``np.asarray``, ``jax.device_get``): copy it device → host, wait, return
+        its value (None for an array made from shapes only). Into pageable memory the host also copies
+        the bytes out of the staging buffer after the DMA."""
+        if not isinstance(a, Array) or a.machine is not self:
+            raise TypeError(f"get: expected an Array of this machine, got {type(a).__name__} {a!r:.40}")
+        ready = a._ready_or_raise("get")
+        if self._capture is not None:
+            raise RuntimeError("get inside a graph capture: CUDA forbids synchronising while capturing")
+        s = self._stream(stream)
+        nb = a.nbytes
+        self._enqueue_slot()
+        self._host(f"read back: {a.name}", self.api_time, EventKind.API, "np.asarray: enqueue copy to host",
+                   nbytes=nb)
+        unit, start, end = self._engine(Direction.D2H, max(self.now, ready, self._stream_end.get(s, 0.0)), nb)
+        self._events.append(Event(unit, a.name, start, end, EventKind.COPY,
+                                  f"read back: {nb:,} B over {self.link.name}", nbytes=nb))
+        self._started(start)
+        self._stream_end[s] = max(self._stream_end.get(s, 0.0), end)
+        self._wait_until(end, "read back", "wait for the copy to host (np.asarray)")
+        if not pinned:
+            self._host(f"unstage {a.name}", nb / self.host_copy_bandwidth, EventKind.COPY,
+                       f"pageable: copy {nb:,} B out of the staging buffer", nbytes=nb)
+        return a._value
+
+    # --- kernels -----------------------------------------------------------------------------------
+    def _cost(self, k: Kernel):
+        c = self._costs.get(id(k))
+        if c is None:
+            c = self._costs[id(k)] = (k, kernel_cost(k, self.chip))
+        return c[1]
+
+    def _kernel(self, name: str, duration: float, detail: str, flops, nbytes, inputs: Sequence[Array],
+                stream: int, host_cost: float, host_label: str) -> float:
+        """Enqueue one kernel: the host's launch call, then the kernel on ``stream``. Returns its end."""
+        self._enqueue_slot()
+        t_call = self._host(name, host_cost, EventKind.LAUNCH, host_label)
+        deps = max((a.ready for a in inputs), default=0.0)
+        start = max(t_call + max(self.launch_latency, host_cost), self._stream_end.get(stream, 0.0),
+                    self._device_free, deps)
+        end = start + duration
+        self._events.append(Event(UnitId(0, UnitKind.STREAM, stream), name, start, end, EventKind.KERNEL,
+                                  detail, nbytes=nbytes, flops=flops))
+        self._started(start)
+        self._stream_end[stream] = self._device_free = end
+        return end
+
+    def launch(self, kernel: Kernel | str, *inputs: Array, duration: float | None = None, stream: int = 0,
+               out: ShapeDtype | None = None, fn: Callable | None = None, eager: bool = True) -> Array:
+        """Launch one kernel: a lowered :class:`~labsim.compiler.kernel.Kernel` (costed by the roofline
+        on this chip) or a name with a ``duration`` in seconds. Returns the future of its output
+        (``out``, default the kernel's first output, or a scalar token). ``fn`` computes the output's
+        value from the inputs' values. ``eager`` adds ``op_time`` of Python dispatch to the launch call."""
+        s = self._stream(stream)
+        if isinstance(kernel, Kernel):
+            kc = self._cost(kernel)
+            name, d = kernel.name, kc.time if duration is None else _seconds(duration, "duration")
+            detail, flops, nb = f"{kc.flops:,} FLOPs, {kc.bytes:,} B, {kc.bound.value}-bound", kc.flops, kc.bytes
+            aval = out or (kernel.outputs[0].aval if kernel.outputs else ShapeDtype((), "float32"))
+        elif isinstance(kernel, str):
+            if duration is None:
+                raise ValueError(f"launch: a kernel given by name ({kernel!r}) needs a duration in seconds")
+            name, d, detail, flops, nb = kernel, _seconds(duration, "duration"), "", None, None
+            aval = out or ShapeDtype((), "float32")
+        else:
+            raise TypeError(f"launch: kernel must be a Kernel or a name, got {type(kernel).__name__} {kernel!r:.40}")
+        for a in inputs:
+            if not isinstance(a, Array) or a.machine is not self:
+                raise TypeError(f"launch {name}: inputs must be Arrays of this machine, got {a!r:.40}")
+        value = None
+        if fn is not None and all(a.has_value for a in inputs):
+            value = fn(*(a._value for a in inputs))
+        res = Array(self, self._fresh(f"{name}:"), aval, 0.0, value)
+        host_cost = self.launch_time + (self.op_time if eager else 0.0)
+        if self._capture is not None:
+            self._capture.nodes.append((name, d, detail, flops, nb, tuple(inputs), (res,), (value,)))
+            res._captured = True
+            return res
+        res.ready = self._kernel(name, d, detail, flops, nb, inputs, s, host_cost,
+                                 "eager op: dispatch and launch" if eager else "launch")
+        return res
+
+    def _program(self, prog: Program | Graph, mode: str) -> Program:
+        if isinstance(prog, Program):
+            return prog
+        if isinstance(prog, Graph):
+            return _compiled(prog, mode)
+        raise TypeError(f"call: prog must be a Program or a traced Graph, got {type(prog).__name__} {prog!r:.40}")
+
+    def call(self, prog: Program | Graph, *args: Array, mode: str = "jit", stream: int = 0):
+        """Dispatch one call of ``prog`` and return its output future(s) at once.
+
+        ``mode="jit"``: the host pays ``call_time`` once, then ``launch_time`` per kernel. ``"eager"``: each
+        kernel is one op, and the host pays ``op_time + launch_time`` for each. A traced Graph is compiled
+        for the mode (``jit``: the full pipeline; ``eager``: no passes, one kernel per op).
+        """
+        if mode not in MODES:
+            raise ValueError(f"call: mode must be one of {MODES}, got {mode!r}")
+        s = self._stream(stream)
+        prog = self._program(prog, mode)
+        g = prog.graph
+        if len(args) != len(g.inputs):
+            raise TypeError(f"call: {g.name} takes {len(g.inputs)} inputs, got {len(args)}")
+        for a, v in zip(args, g.inputs):
+            if not isinstance(a, Array) or a.machine is not self:
+                raise TypeError(f"call: inputs must be Arrays of this machine (m.put(x)), got {a!r:.40}")
+            if tuple(a.shape) != tuple(v.aval.shape) or a.dtype != v.aval.dtype:
+                raise ValueError(f"call: {g.name} expects {v.aval} for input {g.inputs.index(v)}, got {a.aval}")
+        values = None
+        if all(a.has_value for a in args):
+            out = evaluate(g, *(a._value for a in args))
+            values = out if isinstance(out, tuple) else (out,)
+        ready = {id(v): a.ready for v, a in zip(g.inputs, args)}
+        for c in prog.constants:
+            ready[id(c)] = 0.0
+        names = g.names()
+        outs = [Array(self, names.get(id(o), f"out{i}"), o.aval, 0.0, None if values is None else values[i])
+                for i, o in enumerate(g.outputs)]
+        if mode == "jit" and self._capture is None:
+            self._host(f"call {g.name}", self.call_time, EventKind.API, "jit: one dispatch for the whole call")
+        for k in prog.kernels:
+            kc = self._cost(k)
+            deps = [ready.get(id(prog.buffer(v)), ready.get(id(v), 0.0)) for v in k.inputs]
+            detail = f"{kc.flops:,} FLOPs, {kc.bytes:,} B, {kc.bound.value}-bound"
+            host_cost = self.launch_time + (self.op_time if mode == "eager" else 0.0)
+            if self._capture is not None:
+                self._capture.nodes.append((k.name, kc.time, detail, kc.flops, kc.bytes, (), (), ()))
+                end = math.inf
+            else:
+                token = _Ready(max(deps, default=0.0))
+                end = self._kernel(k.name, kc.time, detail, kc.flops, kc.bytes, (token,), s, host_cost,
+                                   "eager op: dispatch and launch" if mode == "eager" else "launch")
+            for o in k.outputs:
+                ready[id(o)] = end
+        for o, a in zip(g.outputs, outs):
+            a.ready = ready.get(id(prog.buffer(o)), ready.get(id(o), 0.0))
+            if self._capture is not None and self._capture.nodes:  # ready when the graph's last kernel ends
+                a._captured = True
+                node = self._capture.nodes[-1]
+                self._capture.nodes[-1] = node[:6] + (node[6] + (a,), node[7] + (a._value,))
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    # --- synchronisation and streams ---------------------------------------------------------------
+    def synchronize(self) -> None:
+        """The host waits until every stream and copy engine is idle (``cudaDeviceSynchronize``)."""
+        t = max([self._device_free, *self._stream_end.values(), *(x for v in self._engines.values() for x in v)])
+        self._wait_until(t, "synchronize", "wait until the device is idle")
+
+    def record_event(self, stream: int = 0) -> StreamEvent:
+        """Record a point on ``stream``: reached when the work enqueued on it so far is done."""
+        s = self._stream(stream)
+        self._host("record event", self.api_time, EventKind.API, f"on stream {s}")
+        return StreamEvent(self, s, self._stream_end.get(s, 0.0))
+
+    def wait_event(self, event: StreamEvent, stream: int = 0) -> None:
+        """Later work on ``stream`` starts only after ``event`` (``cudaStreamWaitEvent``); the host does not wait."""
+        if not isinstance(event, StreamEvent) or event.machine is not self:
+            raise TypeError(f"wait_event: expected a StreamEvent of this machine, got {event!r:.40}")
+        s = self._stream(stream)
+        self._host("wait event", self.api_time, EventKind.API, f"stream {s} waits for stream {event.stream}")
+        self._stream_end[s] = max(self._stream_end.get(s, 0.0), event.time)
+
+    # --- graphs ------------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def capture(self, stream: int = 0):
+        """Record the launches made inside the ``with`` block into a :class:`CapturedGraph`; nothing runs."""
+        if self._capture is not None:
+            raise RuntimeError("capture: already capturing a graph")
+        self._capture = CapturedGraph(self._stream(stream))
+        try:
+            yield self._capture
+        finally:
+            self._capture = None
+
+    def replay(self, graph: CapturedGraph) -> None:
+        """Launch every kernel of ``graph`` with one launch call (``cudaGraphLaunch``); they run back to back."""
+        if not isinstance(graph, CapturedGraph):
+            raise TypeError(f"replay: expected a CapturedGraph from m.capture(), got {graph!r:.40}")
+        if self._capture is not None:
+            raise RuntimeError("replay inside a capture: finish the capture first")
+        if not graph.nodes:
+            raise ValueError("replay: the graph is empty (no kernel was launched inside m.capture())")
+        s = graph.stream
+        self._enqueue_slot()
+        t_call = self._host(f"graph ({len(graph)} kernels)", self.launch_time, EventKind.LAUNCH,
+                            "one launch for the whole graph")
+        t = max(t_call + max(self.launch_latency, self.launch_time), self._stream_end.get(s, 0.0),
+                self._device_free)
+        self._started(t)
+        for name, d, detail, flops, nb, inputs, outs, values in graph.nodes:
+            t = max([t, *(a.ready for a in inputs if not a._captured)])
+            self._events.append(Event(UnitId(0, UnitKind.STREAM, s), name, t, t + d, EventKind.KERNEL,
+                                      detail + " (graph node)", nbytes=nb, flops=flops))
+            t += d
+            for a, v in zip(outs, values):
+                a.ready, a._value, a._captured = t, v, False
+        self._stream_end[s] = self._device_free = t
+
+    # --- results -----------------------------------------------------------------------------------
+    @property
+    def trace(self) -> Trace:
+        """Every event so far: host thread, H→D copy engines, streams, D→H copy engines, in that order."""
+        used = {e.unit for e in self._events}
+
+        def key(u: UnitId):
+            order = {UnitKind.HOST_THREAD: 0, UnitKind.STREAM: 2}.get(u.kind, 1 if u.direction is Direction.H2D else 3)
+            return (order, u.index)
+
+        return Trace(tuple(self._events), tuple(sorted(used, key=key)), chip_names=(self.chip.name,))
+
+    @property
+    def device_time(self) -> float:
+        """When the device finishes everything enqueued so far."""
+        return max([self._device_free, *self._stream_end.values(), *(x for v in self._engines.values() for x in v)])
+
+
+_CACHE: "OrderedDict[tuple[int, str], tuple[Graph, Program]]" = OrderedDict()
+
+
+def _compiled(g: Graph, mode: str) -> Program:
+    """``g`` compiled for ``mode`` (jit: the full pipeline; eager: no passes), kept for the next call as
+    JAX keeps a jitted function's executable: the 64 most recent graphs, held so their ids stay theirs."""
+    key = (id(g), mode)
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0] is g:
+        _CACHE.move_to_end(key)
+        return hit[1]
+    p = _compile(g) if mode == "jit" else _compile(g, passes=[])
+    _CACHE[key] = (g, p)
+    if len(_CACHE) > 64:
+        _CACHE.popitem(last=False)
+    return p
+
+
+class _Ready:
+    """A stand-in input that is ready at ``ready`` (a program's intermediate buffer)."""
+
+    __slots__ = ("ready",)
+
+    def __init__(self, ready: float):
+        self.ready = ready
+
+
+def kernel_loop(n: int, duration: float, *, chip: Chip | str = "H100 SXM", how: str = "async",
+                fused: int = 1, eager: bool = True, **machine_kw) -> Machine:
+    """The chapter's experiment: ``n`` kernels of ``duration`` seconds each, dispatched eagerly.
+
+    ``how``: "async" (dispatch all, synchronise once at the end), "sync" (synchronise after each, as a
+    timing loop that calls ``block_until_ready`` inside does), or "graph" (capture them once, replay as
+    one launch). ``fused`` > 1 fuses every ``fused`` consecutive ops into one kernel of ``fused ×
+    duration`` (the same work, fewer launches; labsim assumes fusion saves nothing but launches).
+    ``eager``: each launch also pays ``op_time`` of Python dispatch (False: launches from compiled code).
+    """
+    if how not in ("async", "sync", "graph"):
+        raise ValueError(f"kernel_loop: how must be 'async', 'sync' or 'graph', got {how!r}")
+    n, fused = _count(n, "n"), _count(fused, "fused")
+    m = Machine(chip, **machine_kw)
+    k = -(-n // fused)
+    d = duration * fused
+    if how == "graph":
+        with m.capture() as graph:
+            for i in range(k):
+                m.launch(f"k{i}", duration=d, eager=eager)
+        m.replay(graph)
+    else:
+        for i in range(k):
+            m.launch(f"k{i}", duration=d, eager=eager)
+            if how == "sync":
+                m.synchronize()
+    m.synchronize()
+    return m
+
+
+__all__ = ["Array", "CapturedGraph", "Machine", "StreamEvent", "kernel_loop", "EAGER_OP_TIME", "JIT_CALL_TIME",
+           "HOST_COPY_BANDWIDTH", "QUEUE_DEPTH", "MODES"]
