@@ -95,6 +95,21 @@ def for_disk(nb) -> None:
             cell.metadata.pop("jupyter")
 
 
+def _opened(model: dict, content: bool) -> dict:
+    """A model the base manager read, as JupyterLab should see it."""
+    if content and model.get("type") == "notebook" and model.get("content") is not None:
+        for_lab(model["content"])
+    return model
+
+
+def _to_write(model: dict) -> dict:
+    """A model JupyterLab saves, as the base manager should write it (the reader's copy is left alone)."""
+    if model.get("type") == "notebook" and model.get("content") is not None:
+        model = dict(model, content=_copy(model["content"]))
+        for_disk(model["content"])
+    return model
+
+
 def _wrap(base):
     """A contents manager class: ``base`` (jupytext's) with :func:`for_lab` on read, :func:`for_disk` on save."""
     import asyncio
@@ -102,29 +117,17 @@ def _wrap(base):
     if asyncio.iscoroutinefunction(base.get):
         class Manager(base):
             async def get(self, path, content=True, type=None, format=None, **kw):
-                model = await super().get(path, content=content, type=type, format=format, **kw)
-                if content and model.get("type") == "notebook" and model.get("content") is not None:
-                    for_lab(model["content"])
-                return model
+                return _opened(await super().get(path, content=content, type=type, format=format, **kw), content)
 
             async def save(self, model, path=""):
-                if model.get("type") == "notebook" and model.get("content") is not None:
-                    model = dict(model, content=_copy(model["content"]))
-                    for_disk(model["content"])
-                return await super().save(model, path)
+                return await super().save(_to_write(model), path)
     else:
         class Manager(base):
             def get(self, path, content=True, type=None, format=None, **kw):
-                model = super().get(path, content=content, type=type, format=format, **kw)
-                if content and model.get("type") == "notebook" and model.get("content") is not None:
-                    for_lab(model["content"])
-                return model
+                return _opened(super().get(path, content=content, type=type, format=format, **kw), content)
 
             def save(self, model, path=""):
-                if model.get("type") == "notebook" and model.get("content") is not None:
-                    model = dict(model, content=_copy(model["content"]))
-                    for_disk(model["content"])
-                return super().save(model, path)
+                return super().save(_to_write(model), path)
     Manager.__name__ = Manager.__qualname__ = f"Labsim{base.__name__}"
     return Manager
 
