@@ -14,58 +14,24 @@ Run with ``.venv/bin/python benchmarks/bench_gpu_figures.py``; ``make bench`` ru
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
 
-import jupytext
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.pop("LABSIM_BOOK", None)
 
-from labsim.viz import faces  # noqa: E402
+from _bench import ROOT, pct, record_widgets, time_widget  # noqa: E402
 
 PAGES = ["07_gpu", "08_warps"]
 PAGE_TARGET_KB = 1024.0
 LATENCY_TARGET_MS = 100.0
-created: list[tuple[str, faces.Interactive]] = []
-_orig_init = faces.Interactive.__init__
-CURRENT = ""
-
-
-def _recording_init(self, *a, **k):
-    _orig_init(self, *a, **k)
-    created.append((CURRENT, self))
-
-
-faces.Interactive.__init__ = _recording_init
-
-
-def run_chapter(path: Path) -> None:
-    global CURRENT
-    CURRENT = path.stem
-    nb = jupytext.read(path)
-    ns: dict = {"__name__": "__chapter__"}
-    code = "\n\n".join(c.source for c in nb.cells if c.cell_type == "code")
-    with contextlib.redirect_stdout(io.StringIO()):
-        exec(compile(code, str(path), "exec"), ns)
-
-
-def pct(xs, q):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(q / 100 * (len(xs) - 1))))]
 
 
 def main() -> None:
-    for name in PAGES:
-        run_chapter(ROOT / "chapters" / f"{name}.md")
     rows, per_page = [], {}
-    for chapter, w in created:
+    for chapter, w in record_widgets(ROOT / "chapters" / f"{name}.md" for name in PAGES):
         kind = type(w).__name__
         combos = 1
         for vals in w.controls_spec.values():
@@ -76,15 +42,7 @@ def main() -> None:
         build_s = time.perf_counter() - t
         os.environ.pop("LABSIM_BOOK", None)
         per_page[chapter] = per_page.get(chapter, 0.0) + kb
-        times = []
-        w.update(**w.params)  # warm-up, not counted
-        for _ in range(3):
-            for name, values in w.controls_spec.items():
-                for v in values:
-                    t = time.perf_counter()
-                    w.update(**{name: v})
-                    times.append((time.perf_counter() - t) * 1e3)
-        assert w.error is None, w.error
+        times = time_widget(w)
         rows.append((chapter, kind, ", ".join(w.controls_spec), combos, kb, build_s, pct(times, 50), pct(times, 95)))
     print("Figures of chapters 7-8: website face (every combination and frame) and live callbacks\n")
     print("| page | kind | controls | combinations | KB | build s | live p50 ms | live p95 ms | p95 ok |")

@@ -9,34 +9,21 @@ Run with ``make bench`` (or ``python benchmarks/bench_host.py``). Prints two tab
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.pop("LABSIM_BOOK", None)
 
+from _bench import ROOT, best, pct, record_widgets, time_widget  # noqa: E402
+
 import labsim as ls  # noqa: E402
-import labsim.numpy as lnp  # noqa: E402
-from labsim.viz import faces  # noqa: E402
 
 TARGET_S = 1.0
 TARGET_MS = 100.0
 CHAPTER = ROOT / "chapters" / "11_host_device.md"
-
-
-def best(fn, repeats=3):
-    out, t = None, float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        t = min(t, time.perf_counter() - t0)
-    return t, out
 
 
 def eager_chain(n_ops):
@@ -67,41 +54,13 @@ def simulate_table():
         print(f"| {name} | {k:,} | {ev:,} | {t:.3f} | {'yes' if t < TARGET_S * k / 10_000 else 'NO'} |")
 
 
-def pct(xs, q):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(q / 100 * (len(xs) - 1))))]
-
-
 def widget_table():
-    created = []
-    orig = faces.Interactive.__init__
-
-    def rec(self, *a, **k):
-        orig(self, *a, **k)
-        created.append(self)
-    faces.Interactive.__init__ = rec
-    try:
-        import jupytext
-        nb = jupytext.read(CHAPTER)
-        code = "\n\n".join(c.source for c in nb.cells if c.cell_type == "code"
-                           and not c.source.lstrip().startswith(("%", "!")))
-        with contextlib.redirect_stdout(io.StringIO()):
-            exec(compile(code, str(CHAPTER), "exec"), {"__name__": "__chapter__"})
-    finally:
-        faces.Interactive.__init__ = orig
+    created = [w for _, w in record_widgets([CHAPTER])]
     print(f"\nLive timelines of {CHAPTER.name} (ms per control change; every value of every control, 3 rounds, "
           f"after one warm-up; target p95 < {TARGET_MS:.0f} ms)\n")
     print("| widget | controls | calls | p50 | p95 | max | ok |\n|---|---|---|---|---|---|---|")
     for i, w in enumerate(created):
-        w.update(**w.params)
-        times = []
-        for _ in range(3):
-            for name, values in w.controls_spec.items():
-                for v in values:
-                    t0 = time.perf_counter()
-                    w.update(**{name: v})
-                    times.append((time.perf_counter() - t0) * 1e3)
-        assert w.error is None, w.error
+        times = time_widget(w)
         p95 = pct(times, 95)
         print(f"| {i + 1} | {', '.join(w.controls_spec)} | {len(times)} | {statistics.median(times):.1f} | "
               f"{p95:.1f} | {max(times):.1f} | {'yes' if p95 < TARGET_MS else 'NO'} |")

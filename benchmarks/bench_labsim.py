@@ -29,7 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _bench import best, percentile, table  # noqa: E402
 
 import labsim as ls  # noqa: E402
 import labsim.nn as lnn  # noqa: E402
@@ -37,29 +39,6 @@ import labsim.numpy as lnp  # noqa: E402
 
 S = ls.ShapeDtype
 TARGET_MS = 100.0
-
-
-def timed(fn, repeats: int = 1) -> tuple[float, object]:
-    """Best wall time of ``repeats`` calls (seconds) and the last result."""
-    best, out = math.inf, None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
-
-
-def percentile(xs, q: float) -> float:
-    return float(np.percentile(np.asarray(xs), q))
-
-
-def table(title: str, header: list[str], rows: list[list[str]]) -> None:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    print(f"\n{title}")
-    print("  ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in enumerate(zip(header, widths))))
-    print("  ".join("-" * w for w in widths))
-    for r in rows:
-        print("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -95,9 +74,9 @@ def scaling(sizes) -> list[list[str]]:
         pts = []
         for n in sizes:
             f, specs = make(n)
-            t_trace, g = timed(lambda: ls.trace(f, *specs), repeats=3 if n <= 1000 else 1)
-            t_comp, prog = timed(lambda: ls.compile(g), repeats=3 if n <= 1000 else 1)
-            t_eager, eprog = timed(lambda: ls.compile(g, passes=[]), repeats=3 if n <= 1000 else 1)
+            t_trace, g = best(lambda: ls.trace(f, *specs), repeats=3 if n <= 1000 else 1)
+            t_comp, prog = best(lambda: ls.compile(g), repeats=3 if n <= 1000 else 1)
+            t_eager, eprog = best(lambda: ls.compile(g, passes=[]), repeats=3 if n <= 1000 else 1)
             pts.append((len(g.nodes), t_trace, t_comp, t_eager))
             rows.append([label, f"{len(g.nodes):,}", f"{t_trace * 1e3:.1f}", f"{t_comp * 1e3:.1f}",
                          f"{t_eager * 1e3:.1f}", f"{len(prog.kernels):,}", f"{len(eprog.kernels):,}"])
@@ -136,8 +115,8 @@ def llm_scale(layers=(8, 16, 32, 64, 80), repeats: int = 5) -> list[list[str]]:
     rows, pts = [], []
     for n in layers:
         f, specs = decoder(cfg, n)
-        t_trace, g = timed(lambda: ls.trace(f, *specs), repeats=2)
-        t_comp, prog = timed(lambda: ls.compile(g), repeats=repeats)
+        t_trace, g = best(lambda: ls.trace(f, *specs), repeats=2)
+        t_comp, prog = best(lambda: ls.compile(g), repeats=repeats)
         pts.append((n, t_comp))
         rows.append([f"LLaMA-3-70B, {n} layers, seq 128", f"{len(g.nodes):,}", f"{t_trace * 1e3:.0f}",
                      f"{t_comp * 1e3:.0f}", f"{len(prog.kernels):,}",
@@ -167,13 +146,13 @@ def blowups(steps=(40, 80, 120, 400)) -> list[list[str]]:
     rows = []
     for n in steps:
         g = ls.trace(tanh_chain(n), S((256, 256)))
-        t, prog = timed(lambda: ls.compile(g), repeats=3)
+        t, prog = best(lambda: ls.compile(g), repeats=3)
         rows.append([f"x = tanh(x)·1.5 + x, {n} steps", f"{len(g.nodes):,}", "", f"{t * 1e3:.1f}",
                      f"{len(prog.kernels)} kernel(s)"])
     cfg = ls.llm.PRESETS["LLaMA-3-8B"]
     block = ls.llm.layer_fn(cfg, "block")
     specs = (S((1, cfg.max_seq, cfg.d_model), "bfloat16"), *[s for _, s in ls.llm.param_specs(cfg, "block", "bfloat16")])
-    t, g = timed(lambda: ls.trace(block, *specs), repeats=2)
+    t, g = best(lambda: ls.trace(block, *specs), repeats=2)
     tracemalloc.start()
     ls.trace(block, *specs)
     peak = tracemalloc.get_traced_memory()[1]

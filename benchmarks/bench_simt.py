@@ -11,36 +11,19 @@ Run with ``make bench`` (or ``python benchmarks/bench_simt.py``). Prints two tab
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _bench import best, table  # noqa: E402
 
 import labsim as ls  # noqa: E402
 import labsim.numpy as lnp  # noqa: E402
 
 S = ls.ShapeDtype
 TARGET = 10e6
-
-
-def table(title, header, rows):
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    print(f"\n{title}")
-    print("  ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in enumerate(zip(header, widths))))
-    print("  ".join("-" * w for w in widths))
-    for r in rows:
-        print("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))))
-
-
-def best(fn, repeats=3):
-    t, out = float("inf"), None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        t = min(t, time.perf_counter() - t0)
-    return t, out
 
 
 def main() -> None:

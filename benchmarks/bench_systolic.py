@@ -26,22 +26,15 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _bench import percentile, table  # noqa: E402
 
 import labsim as ls  # noqa: E402
 from labsim.peers import scalesim as ss  # noqa: E402
 
 TARGET_RATIO = 10.0
 TARGET_MS = 100.0
-
-
-def table(title: str, header: list[str], rows: list[list[str]]) -> None:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    print(f"\n{title}")
-    print("  ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in enumerate(zip(header, widths))))
-    print("  ".join("-" * w for w in widths))
-    for r in rows:
-        print("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))))
 
 
 def side_by_side(configs, live) -> list[list[str]]:
@@ -71,7 +64,7 @@ def trace_latency(repeats: int = 20) -> list[list[str]]:
                 t0 = time.perf_counter()
                 r = ls.systolic.simulate(A, B, rows=R, cols=C, dataflow=df, trace=True)
                 ts.append((time.perf_counter() - t0) * 1e3)
-            p50, p95 = np.percentile(ts, 50), np.percentile(ts, 95)
+            p50, p95 = percentile(ts, 50), percentile(ts, 95)
             rows.append([f"{R}×{C} {df}, {M}·{N}·{K}", f"{r.cycles}", f"{p50:.1f}", f"{p95:.1f}",
                          "ok" if p95 <= TARGET_MS else "SLOW"])
     return rows
@@ -103,7 +96,7 @@ def animation_costs(repeats: int = 10) -> list[list[str]]:
                 t0 = time.perf_counter()
                 b.update(**c)
                 ts.append((time.perf_counter() - t0) * 1e3)
-        p50, p95 = np.percentile(ts, 50), np.percentile(ts, 95)
+        p50, p95 = percentile(ts, 50), percentile(ts, 95)
         kb = len(page.encode()) / 1024
         rows.append([label, f"{len(combos)}", f"{kb:,.0f}", "ok" if kb < 1024 else "HEAVY", f"{build:.1f}",
                      f"{p50:.0f}", f"{p95:.0f}", "ok" if p95 <= TARGET_MS else "SLOW"])

@@ -11,38 +11,21 @@ Prints four tables:
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
-import jupytext
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.pop("LABSIM_BOOK", None)
 
+from _bench import ROOT, pct, record_widgets, time_widget  # noqa: E402
+
 import labsim as ls  # noqa: E402
-from labsim.viz import faces  # noqa: E402
 
 TARGET_MS = 100.0
 PAGE_MB = 1.0
-created: list[tuple[str, faces.Interactive]] = []
-_orig_init = faces.Interactive.__init__
-CURRENT = ""
-
-
-def _recording_init(self, *a, **k):
-    _orig_init(self, *a, **k)
-    created.append((CURRENT, self))
-
-
-def pct(xs, q):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(q / 100 * (len(xs) - 1))))]
 
 
 def timed(f, rounds=3):
@@ -55,30 +38,12 @@ def timed(f, rounds=3):
 
 
 def widgets() -> None:
-    global CURRENT
-    faces.Interactive.__init__ = _recording_init
-    try:
-        for name in ("09_tpu", "10_tiling"):
-            CURRENT = name
-            nb = jupytext.read(ROOT / "chapters" / f"{name}.md")
-            code = "\n\n".join(c.source for c in nb.cells if c.cell_type == "code")
-            with contextlib.redirect_stdout(io.StringIO()):
-                exec(compile(code, name, "exec"), {"__name__": "__chapter__"})
-    finally:
-        faces.Interactive.__init__ = _orig_init
+    created = record_widgets(ROOT / "chapters" / f"{name}.md" for name in ("09_tpu", "10_tiling"))
     print(f"1. Live widget callbacks (ms; every value of every control, 3 rounds, after one warm-up call; "
           f"target p95 ≤ {TARGET_MS:.0f} ms)\n")
     print("| page | widget | controls | calls | p50 | p95 | max | ok |\n|---|---|---|---|---|---|---|---|")
     for chapter, w in created:
-        times = []
-        w.update(**w.params)
-        for _ in range(3):
-            for name, values in w.controls_spec.items():
-                for v in values:
-                    t = time.perf_counter()
-                    w.update(**{name: v})
-                    times.append((time.perf_counter() - t) * 1e3)
-        assert w.error is None, w.error
+        times = time_widget(w)
         p95 = pct(times, 95)
         print(f"| {chapter} | {type(w).__name__} | {', '.join(w.controls_spec)} | {len(times)} | "
               f"{statistics.median(times):.1f} | {p95:.1f} | {max(times):.1f} | {'yes' if p95 <= TARGET_MS else 'NO'} |")
