@@ -23,6 +23,10 @@ not, as the hardware computes them), and which lanes each program left idle. :at
 turns those counts into labsim's :class:`~labsim.compiler.kernel.Kernel` (one launch, ``grid`` blocks
 of ``num_warps`` warps), so the roofline and the host/device machine can run it.
 
+The same kernel also runs on the SIMT machine: :func:`labsim.compiler.block_emit.lower` traces it into
+the executable kernel IR (one CTA per program, the mask as a predicate guarding loads and stores), and
+``ls.simt.run_blocks(kernel, grid, *args, BLOCK_SIZE=...)`` runs that on a GPU's SMs.
+
 Rules kept from Triton {triton-vector-add}: parameters annotated ``tl.constexpr`` are compile-time
 constants, given by keyword, and each distinct value compiles a separate kernel; ``tl.arange`` needs a
 power-of-two length, and a block holds at most 2**20 elements. An unmasked load or store past the end
@@ -69,6 +73,11 @@ class _Context:
 
 
 _CTX: list[_Context] = []
+_TRACER: list = []  # a labsim.compiler.block_emit tracer while one records a kernel for the SIMT machine
+
+
+def _tracer():
+    return _TRACER[-1] if _TRACER else None
 
 
 def _ctx() -> _Context:
@@ -111,6 +120,8 @@ class Block:
     def __gt__(self, o): return self._bin(o, lambda a, b: a > b, False)
     def __ge__(self, o): return self._bin(o, lambda a, b: a >= b, False)
     def __and__(self, o): return self._bin(o, lambda a, b: a & b, False)
+    def __or__(self, o): return self._bin(o, lambda a, b: a | b, False)
+    def __neg__(self): return self._bin(0, lambda a, b: -a, True)
 
     def __repr__(self) -> str:
         return f"<Block {self.v.dtype}[{self.v.size}]>"
@@ -140,10 +151,14 @@ def program_id(axis: int = 0) -> int:
     """This program's index along ``axis`` of the grid (0, 1 or 2)."""
     if axis not in (0, 1, 2):
         raise BlockError(f"tl.program_id: axis must be 0, 1 or 2, got {axis!r}")
+    if _tracer():
+        return _tracer().program_id(axis)
     return _ctx().pid[axis]
 
 
 def num_programs(axis: int = 0) -> int:
+    if _tracer():
+        return _tracer().num_programs(axis)
     return _ctx().grid[axis]
 
 
@@ -157,6 +172,8 @@ def arange(start: int, end: int) -> Block:
     if n > MAX_BLOCK:
         raise BlockError(f"tl.arange({start}, {end}): {n:,} elements is more than a block may hold "
                          f"({MAX_BLOCK:,}, Triton's limit)")
+    if _tracer():
+        return _tracer().arange(start, end)
     c = _ctx()
     c.lanes = max(c.lanes, n)
     return Block(np.arange(start, end, dtype=np.int32))
@@ -183,6 +200,8 @@ def _access(ptr: Pointer, mask, what: str):
 def load(ptr: Pointer, mask=None, other=0.0) -> Block:
     """Load the block ``ptr`` points at; lanes where ``mask`` is False get ``other`` and read nothing."""
     import numpy as np
+    if _tracer():
+        return _tracer().load(ptr, mask, other)
     off, m = _access(ptr, mask, "load")
     flat = ptr.array.reshape(-1)
     out = np.full(off.shape, other, dtype=flat.dtype)
@@ -196,6 +215,8 @@ def load(ptr: Pointer, mask=None, other=0.0) -> Block:
 def store(ptr: Pointer, value, mask=None) -> None:
     """Store ``value`` where ``mask`` is True; the other lanes write nothing."""
     import numpy as np
+    if _tracer():
+        return _tracer().store(ptr, value, mask)
     off, m = _access(ptr, mask, "store")
     flat = ptr.array.reshape(-1)
     v = np.broadcast_to(value.v if isinstance(value, Block) else np.asarray(value), off.shape)
@@ -208,6 +229,8 @@ def store(ptr: Pointer, value, mask=None) -> None:
 def _unary(f, name: str, transcendental: bool):
     def op(x: Block) -> Block:
         import numpy as np
+        if _tracer():
+            return _tracer().unary(name, x)
         out = f(x.v if isinstance(x, Block) else np.asarray(x))
         c = _ctx().counts
         if transcendental:
@@ -230,11 +253,15 @@ sqrt = _unary(lambda v: _np("sqrt")(v), "sqrt", True)
 
 def maximum(a, b) -> Block:
     import numpy as np
+    if _tracer():
+        return _tracer().binary("max", a, b)
     return (a if isinstance(a, Block) else Block(a))._bin(b, np.maximum, True)
 
 
 def where(cond, a, b) -> Block:
     import numpy as np
+    if _tracer():
+        return _tracer().where(cond, a, b)
     cv = cond.v if isinstance(cond, Block) else cond
     av = a.v if isinstance(a, Block) else a
     bv = b.v if isinstance(b, Block) else b
@@ -312,6 +339,12 @@ class JITFunction:
         raise BlockError(f"{self.name} is a kernel: launch it on a grid, {self.name}[grid](...)")
 
     def _launch(self, grid, *args, **consts) -> BlockRun:
+        g3, runtime = self._bind(grid, args, consts)
+        self.compiled.add(tuple(sorted(consts.items())))
+        return self._run(g3, runtime, args, consts)
+
+    def _bind(self, grid, args, consts):
+        """Check the arguments, constants and grid of a launch; the grid as 3 ints and the runtime parameters."""
         import numpy as np
 
         missing = [c for c in self.constexprs if c not in consts]
@@ -335,7 +368,11 @@ class JITFunction:
                                        for x in g):
             raise BlockError(f"{self.name}: the grid must be 1 to 3 positive ints, got {g!r}")
         g3 = tuple(int(x) for x in g) + (1,) * (3 - len(g))
-        self.compiled.add(tuple(sorted(consts.items())))
+        return g3, runtime
+
+    def _run(self, g3, runtime, args, consts) -> BlockRun:
+        import numpy as np
+
         arrays, call = {}, {}
         for p, a in zip(runtime, args):
             if isinstance(a, np.ndarray):

@@ -5,10 +5,12 @@
   :class:`KernelRun` with its outputs and :class:`WarpTrace` (:mod:`.machine`);
 * ``run`` / ``kernel_ir`` - lower and run the kernels the compiler emits (:mod:`.program`);
 * ``transactions`` - sectors and lines of one warp's access (:mod:`.coalescing`);
+* ``run_blocks`` - run a Triton-like block kernel (``ls.blocks``) lowered to the kernel IR (:mod:`.blocks`);
 * ``divergent_kernel``, ``latency_kernel``, ``strided_kernel`` - small experiments (:mod:`.kernels`).
 """
 from __future__ import annotations
 
+from .blocks import run_blocks
 from .coalescing import LINE, SECTOR, Transactions, transactions, warp_addresses
 from .kernels import Experiment, divergent_kernel, latency_kernel, latency_utilisation, strided_kernel, taken_lanes
 from .machine import KernelRun, MemStat, SimtError, Stall, Timing, WarpTrace, run_ir
@@ -17,5 +19,5 @@ from .program import ProgramRun, kernel_ir, run, run_kernel
 
 __all__ = ["Experiment", "KernelRun", "LINE", "Limiter", "MemStat", "Occupancy", "OccupancyError", "SECTOR",
            "SimtError", "Stall", "Timing", "Transactions", "WarpTrace", "divergent_kernel", "latency_kernel",
-           "latency_utilisation", "max_registers_per_thread", "occupancy", "run_ir", "ProgramRun", "kernel_ir", "run", "run_kernel", "strided_kernel", "taken_lanes", "transactions",
+           "latency_utilisation", "max_registers_per_thread", "occupancy", "run_ir", "ProgramRun", "kernel_ir", "run", "run_kernel", "run_blocks", "strided_kernel", "taken_lanes", "transactions",
            "warp_addresses"]
