@@ -11,14 +11,7 @@ import labsim.blocks as tl
 from labsim.compiler.block_emit import lower
 
 
-@tl.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
-    pid = tl.program_id(axis=0)
-    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-    mask = offsets < n_elements
-    x = tl.load(x_ptr + offsets, mask=mask)
-    y = tl.load(y_ptr + offsets, mask=mask)
-    tl.store(out_ptr + offsets, x + y, mask=mask)
+from test_blocks import add_kernel  # noqa: E402  (Triton's vector add, as tests/test_blocks.py writes it)
 
 
 @tl.jit
