@@ -157,3 +157,37 @@ def test_the_checks_can_fail():
 def test_short_names_are_the_modules_in_their_floors(alias, real):
     import importlib
     assert importlib.import_module(f"labsim.{alias}") is importlib.import_module(real)
+
+
+#: plotting and display libraries: only the figures floor (labsim/viz) may import them
+PLOTTING = {"plotly", "ipywidgets", "graphviz", "matplotlib", "PIL", "IPython"}
+
+
+def external_imports(path: Path) -> set[str]:
+    """The top-level names of the non-labsim packages a module imports (inside functions too)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.add(node.module.split(".")[0])
+    return out - {"labsim"}
+
+
+def test_only_viz_imports_a_plotting_library():
+    bad = [f"{mod} imports {sorted(external_imports(p) & PLOTTING)}" for mod, p in MODULES.items()
+           if floor(mod) != "viz" and external_imports(p) & PLOTTING]
+    assert bad == []
+    # the check sees what it looks for: viz itself imports plotly and matplotlib (the print face)
+    viz = set().union(*(external_imports(p) for m, p in MODULES.items() if floor(m) == "viz"))
+    assert {"plotly", "matplotlib"} <= viz
+
+
+def test_import_labsim_viz_does_not_load_matplotlib():
+    """matplotlib is imported lazily, inside the print face's functions: ``import labsim.viz`` stays fast."""
+    import subprocess
+    import sys
+    code = "import sys, labsim, labsim.viz; print('matplotlib' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=PKG.parent)
+    assert out.stdout.strip() == "False"
