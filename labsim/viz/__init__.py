@@ -10,6 +10,8 @@
 - :mod:`gpu` — an SM drawn from a preset, occupancy, waves, coalescing and warp animations (chapters 7–8).
 - :func:`timeline_spans`, :func:`timeline_steps` — a timeline with measured spans; a timeline step by step.
 - :func:`programs` — the programs of a block kernel (``ls.blocks``) over their lanes, masked lanes idle.
+- :func:`save`, :func:`to_matplotlib` — the print face: any figure as SVG, PDF or PNG (GIF for an animation),
+  drawn with matplotlib from the same Plotly figure (``fig.save(path)`` on every face object).
 - :func:`tabs` — several texts (IR dumps, listings) side by side as tabs; stacked sections without JavaScript.
 """
 from . import gpu
@@ -22,9 +24,11 @@ from .plots import bar_compare, buffer_chart, roofline, style, timeline
 from .hostviz import programs, timeline_spans, timeline_steps
 from .passes import pass_figure, pass_slider
 from .tabs import Tabs, tabs
+from .printface import save, to_matplotlib
 from . import tpu
 
 __all__ = ["glue", "Figure", "Interactive", "in_book", "interactive", "show", "Animation", "animate", "control_kind",
            "ROLE", "TINT", "NEUTRAL", "SEQUENCE", "role", "GraphDrawing", "draw_graph", "pipeline_diagram",
            "KIND_COLORS", "OKABE_ITO", "bar_compare", "buffer_chart", "roofline", "style", "timeline",
-           "Tabs", "tabs", "pass_figure", "pass_slider", "gpu", "tpu", "programs", "timeline_spans", "timeline_steps"]
+           "Tabs", "tabs", "pass_figure", "pass_slider", "gpu", "tpu", "programs", "timeline_spans", "timeline_steps",
+           "save", "to_matplotlib"]

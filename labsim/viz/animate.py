@@ -182,6 +182,33 @@ class Animation(Interactive):
     def alt_text(self, **params) -> str:
         return self.alt(**self._params(params)) if callable(self.alt) else self.alt
 
+    # -- print face: a GIF of every step, or one step as a still -----------------------------------
+    def print_frames(self, **params) -> tuple[list, str]:
+        """The steps for these control values as the print face draws them (copies, titles out, one set
+        of axes for every step) and their caption."""
+        full = self.print_params(params)
+        frames = [copy.deepcopy(f) for f in self._ready(**full)]
+        caption = _caption(self.caption_spec, copy.deepcopy(self.frames_for(**full)[0]), self._params(full))
+        return frames, caption
+
+    def save(self, path, *, step: int | None = None, _number: str | None = None, **params):
+        """Write the print face to ``path``: a ``.gif`` has every step as one frame (played at
+        ``frame_ms`` per step); ``.svg``, ``.pdf`` and ``.png`` show one step, ``step`` (default: the
+        last; negative counts from the end). Controls as for :meth:`Interactive.save`."""
+        from .printface import ANIMATION_FORMATS, check_suffix, save_figure, save_gif
+
+        suffix = check_suffix(path, ANIMATION_FORMATS)
+        frames, caption = self.print_frames(**params)
+        if suffix == ".gif":
+            if step is not None:
+                raise ValueError(f"save: a .gif holds every step; step={step!r} is for a still (.svg, .pdf, .png)")
+            return save_gif(frames, path, caption=caption, number=_number, frame_ms=self.frame_ms)
+        n = len(frames)
+        i = n - 1 if step is None else step
+        if not isinstance(i, int) or isinstance(i, bool) or not -n <= i < n:
+            raise ValueError(f"save: step={step!r} is not a step of this animation (it has {n}: 0 to {n - 1})")
+        return save_figure(frames[i], path, caption=caption, number=_number)
+
     # -- live face: controls, a Play button linked to a step slider, the current step -------------
     @property
     def widget(self):

@@ -12,6 +12,7 @@ and a ``div.labsim-plot`` with ``role="img"`` and an ``aria-label`` (the alt tex
 """
 from __future__ import annotations
 
+import copy
 import html
 import itertools
 import json
@@ -365,11 +366,20 @@ class Figure:
         self.name = name
         self.caption = _caption(caption, fig)
 
+    def save(self, path, *, _number: str | None = None):
+        """Write the print face (matplotlib, :mod:`labsim.viz.printface`) of this figure to ``path``: the
+        format follows the suffix, .svg, .pdf or .png (anything else is a ValueError naming it). The
+        caption is printed under the figure. Returns the path."""
+        from .printface import save_figure
+        return save_figure(self.fig, path, caption=self.caption, number=_number)
+
     def to_html(self) -> str:
         return _static_html({"0": _fig_json(self.fig)}, "0", self.alt, captions={"0": self.caption}, name=self.name,
                             min_px=min_width(self.fig), height=self.fig.layout.height)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
+        if _printing(self):
+            return {"text/plain": self.alt}
         if in_book():
             return {"text/html": self.to_html(), "text/plain": self.alt}
         bundle = (self.fig._repr_mimebundle_(include, exclude, config=PLOTLY_CONFIG)
@@ -379,6 +389,16 @@ class Figure:
             bundle["text/html"] += _live_caption(self.caption)
         bundle.setdefault("text/plain", self.alt)
         return bundle
+
+
+def _printing(obj) -> bool:
+    """With ``LABSIM_PRINT_DIR`` set (``make print``): write ``obj``'s print face there and return True
+    (the caller then shows only its alt text: nothing but the print face is wanted)."""
+    if not os.environ.get("LABSIM_PRINT_DIR"):
+        return False
+    from .printface import auto_save
+    auto_save(obj)
+    return True
 
 
 def _live_caption(caption: str) -> str:
@@ -568,7 +588,36 @@ class Interactive:
                             min_px=max(widths) if widths else None,
                             height=min((f.layout.height or 450) for f in steps.values()))
 
+    # -- print face ------------------------------------------------------------------------------
+    def print_params(self, params: Mapping[str, Any]) -> dict:
+        """The control values for the print face: ``params`` over the current ones, each checked (an
+        unknown control, or a value that is not among the control's values, is a ValueError naming both)."""
+        for k, v in params.items():
+            if k not in self.controls_spec or k == "_" and getattr(self, "_no_controls", False):
+                names = [] if getattr(self, "_no_controls", False) else list(self.controls_spec)
+                raise ValueError(f"save: {k}={v!r}: the figure has no control {k!r}; its controls are {names}")
+            if not any(v == x and type(v) is type(x) or repr(v) == repr(x) for x in self.controls_spec[k]):
+                raise ValueError(f"save: {k}={v!r} is not one of the values of control {k!r}: "
+                                 f"{self.controls_spec[k]}")
+        return {**self.params, **params}
+
+    def save(self, path, *, _number: str | None = None, **params):
+        """Write the print face of the figure at these control values (the current ones where a control
+        is not given) to ``path``: .svg, .pdf or .png by the suffix. The caption is printed under it."""
+        from .printface import check_suffix, save_figure
+
+        check_suffix(path)
+        full = self.print_params(params)
+        if full == self.params:
+            fig, caption = self.figure, self.caption
+        else:
+            fig = copy.deepcopy(self._checked(self.make_fig(**full), full))
+            caption = _caption(self.caption_spec, fig, full)
+        return save_figure(fig, path, caption=caption, number=_number)
+
     def _repr_mimebundle_(self, include=None, exclude=None):
+        if _printing(self):
+            return {"text/plain": self.alt_text(**self.params)}
         if in_book():
             return {"text/html": self.to_html(), "text/plain": self.alt_text(**self.params)}
         return self.widget._repr_mimebundle_(include=include, exclude=exclude)

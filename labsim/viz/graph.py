@@ -8,6 +8,7 @@ import shutil
 from ..core import ops
 from ..core.ir import Graph, Literal, Var
 from .palette import DARK, KIND_COLORS
+from .printface import register_dot
 
 
 #: the smallest label a drawing may show on screen, in CSS px, at any page width
@@ -44,8 +45,19 @@ class GraphDrawing:
         w, _ = _svg_size(self.svg)
         return int(-(-MIN_LABEL_PX * w // _min_font(self.svg)))
 
+    def save(self, path, *, _number: str | None = None):
+        """Write the print face of the drawing to ``path`` (.svg, .pdf or .png by the suffix): Graphviz's
+        own rendering of the DOT source, with the caption under it."""
+        from .printface import check_suffix, drawing_figure, save_matplotlib
+
+        check_suffix(path)
+        return save_matplotlib(drawing_figure(self, number=_number), path)
+
     def _repr_html_(self) -> str:
-        from .faces import _figure_wrap, in_book
+        from .faces import _figure_wrap, _printing, in_book
+
+        if _printing(self):
+            return f"<p>{html.escape(self.alt)}</p>"
 
         svg = re.sub(r"<\?xml[^>]*>|<!DOCTYPE[^>]*>|<!--.*?-->", "", self.svg, flags=re.S).strip()
         w, _ = _svg_size(svg)
@@ -63,6 +75,10 @@ class GraphDrawing:
         return body
 
     def _repr_svg_(self) -> str:
+        from .faces import _printing
+
+        if _printing(self):
+            return None
         return self.svg
 
 
@@ -171,6 +187,7 @@ def draw_graph(obj, *, title: str | None = None, rankdir: str = "TB", kernels: b
     alt = (f"Dataflow graph of {g.name}: {len(g.inputs)} inputs, {len(g.nodes)} operations "
            f"({', '.join(f'{v} {k}' for k, v in counts.items())})"
            + (f", grouped into {len(prog.kernels)} kernels" if prog is not None and kernels else "") + ".")
+    register_dot(svg, d.source)
     return GraphDrawing(svg, alt, d.source, caption=caption, name=name)
 
 
@@ -197,4 +214,6 @@ def pipeline_diagram(stages, *, alt: str, colors=None, caption: str | None = Non
         d.node(f"s{i}", f"<<B>{html.escape(str(title))}</B>{rows}>", fillcolor=tints[i % len(tints)])
         if i:
             d.edge(f"s{i - 1}", f"s{i}")
-    return GraphDrawing(d.pipe(format="svg").decode("utf-8"), alt, d.source, caption=caption, name=name)
+    svg = d.pipe(format="svg").decode("utf-8")
+    register_dot(svg, d.source)
+    return GraphDrawing(svg, alt, d.source, caption=caption, name=name)
