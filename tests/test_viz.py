@@ -309,9 +309,14 @@ def test_pass_slider_has_one_precomputed_step_per_pass(monkeypatch):
                                               for im in fig.layout.images)
     assert "before: 1 operation" in [a.text for a in fig.layout.annotations]
     assert "the 1 operation that enter the decompose pass" in w.alt_text(pass_name="decompose")
-    assert w.update(pass_name="fuse") is w.update(pass_name="fuse")  # drawn once, switched afterwards
+    # drawn once, switched afterwards: moving the slider never calls Graphviz again
+    monkeypatch.setattr(lv.passes, "draw_graph", lambda *a, **k: pytest.fail("drew a graph again"))
+    assert w.update(pass_name="fuse").layout.images[0].source == w.update(pass_name="fuse").layout.images[0].source
     monkeypatch.setenv("LABSIM_BOOK", "1")
-    assert len(static_payload(w._repr_mimebundle_()["text/html"])["figures"]) == 2
+    page = w._repr_mimebundle_()["text/html"]
+    assert len(static_payload(page)["figures"]) == 2
+    # every step keeps its caption (the title), the first one too: the website numbers the figure
+    assert 'class="labsim-fignum"' in page and "Pass decompose: softmax" in page
     with pytest.raises(ValueError, match="did not run pass"):
         lv.pass_slider({"cse": ls.compile(ls.trace(lambda x: x * 2.0, S((4,))), passes=[])})
 

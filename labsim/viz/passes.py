@@ -10,6 +10,7 @@ figure is built, so moving the slider only switches between finished figures.
 from __future__ import annotations
 
 import base64
+import copy
 import re
 from typing import Mapping
 
@@ -104,6 +105,8 @@ def pass_slider(examples: Mapping[str, object], *, captions: Mapping[str, str] |
                 f"on the right the {ops_(a)} it returns"
                 + (f", grouped into {k} kernel(s)" if pass_name == "fuse" else "") + ".")
 
-    return interactive(lambda pass_name: figures[pass_name], {"pass_name": list(examples)},
+    # a copy per call: the faces take the title out of the figure they are given (it becomes the caption),
+    # and a shared figure would lose it after the first call (the website showed no caption, no number)
+    return interactive(lambda pass_name: copy.deepcopy(figures[pass_name]), {"pass_name": list(examples)},
                        defaults={"pass_name": default or next(iter(examples))}, labels={"pass_name": "pass"},
                        alt=alt, kinds={"pass_name": "slider"})  # the passes run in this order: a slider
