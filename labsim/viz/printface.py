@@ -216,10 +216,29 @@ def _num(v) -> float:
         return math.nan
 
 
+def _decoded(v):
+    """Plotly's JSON with its typed arrays (``{"dtype": "i1", "bdata": base64, "shape": "5, 40"}``,
+    how Plotly stores NumPy arrays) turned back into lists."""
+    if isinstance(v, dict):
+        if "bdata" in v and "dtype" in v:
+            import numpy as np
+            a = np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
+            shape = v.get("shape")
+            if shape:
+                a = a.reshape([int(n) for n in str(shape).split(",")])
+            return a.tolist()
+        return {k: _decoded(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_decoded(x) for x in v]
+    if hasattr(v, "tolist") and hasattr(v, "dtype"):
+        return v.tolist()
+    return v
+
+
 def _layout(fig) -> dict:
     """The figure's layout as a plain dict, with its template's layout under it (the template's values
     are the defaults)."""
-    lay = fig.layout.to_plotly_json()
+    lay = _decoded(fig.layout.to_plotly_json())
     tpl = lay.pop("template", None) or {}
     base = dict(tpl.get("layout", {})) if isinstance(tpl, dict) else {}
     return _merge(base, lay)
@@ -269,6 +288,8 @@ def _categories(traces, letter: str, axlay: dict) -> list | None:
         if v is None and t.get("type") == "heatmap":
             continue
         for x in v or ():
+            if x is None or (isinstance(x, float) and math.isnan(x)):
+                continue
             if isinstance(x, str):
                 strings = True
             if x not in vals:
@@ -316,7 +337,7 @@ def to_matplotlib(plotly_fig, *, caption: str | None = None, number: str | None 
         caption = _text(_get(lay, "title", "text", default="") or "")
     else:
         caption = _text(caption)
-    traces = [t.to_plotly_json() for t in fig.data]
+    traces = [_decoded(t.to_plotly_json()) for t in fig.data]
     for t in traces:
         t.setdefault("type", "scatter")
         if t["type"] not in SUPPORTED_TRACES:
@@ -689,7 +710,8 @@ def _colorscale(cs, name_hint=""):
 def _heatmap(A, t, ctx):
     import numpy as np
 
-    z = np.array([[_num(v) for v in row] for row in t.get("z") or []], dtype=float)
+    zs = t.get("z")
+    z = np.array([[_num(v) for v in row] for row in (zs if zs is not None else [])], dtype=float)
     if z.ndim != 2 or z.size == 0:
         return None
     ny, nx = z.shape
@@ -713,8 +735,13 @@ def _heatmap(A, t, ctx):
     if t.get("reversescale"):
         cmap = cmap.reversed()
     mesh = A.ax.pcolormesh(ex, ey, np.ma.masked_invalid(z), cmap=cmap, vmin=zmin, vmax=zmax, shading="flat",
-                           edgecolors="white" if (t.get("xgap") or t.get("ygap")) else "none",
-                           linewidth=float(max(t.get("xgap", 0) or 0, t.get("ygap", 0) or 0)) * PT_PER_PX, zorder=1)
+                           edgecolors="none", zorder=1)
+    # Plotly's gaps between cells: lines of the background's colour between rows and between columns
+    bg = color(ctx["lay"].get("plot_bgcolor"), (1, 1, 1, 1))
+    if t.get("ygap"):
+        A.ax.hlines(ey[1:-1], ex[0], ex[-1], colors=[bg], linewidth=float(t["ygap"]) * PT_PER_PX, zorder=1.1)
+    if t.get("xgap"):
+        A.ax.vlines(ex[1:-1], ey[0], ey[-1], colors=[bg], linewidth=float(t["xgap"]) * PT_PER_PX, zorder=1.1)
     text = t.get("text")
     tt = t.get("texttemplate")
     if text is not None and tt not in (None, ""):
@@ -1069,12 +1096,17 @@ def save_gif(plotly_frames, path, *, caption: str | None = None, number: str | N
     path = Path(path)
     check_suffix(path, (".gif",))
     path.parent.mkdir(parents=True, exist_ok=True)
+    from matplotlib.transforms import Bbox
+    from PIL import Image
+
+    figs = [to_matplotlib(f, caption=caption, number=number) for f in plotly_frames]
+    # one box around what every frame draws, so the frames line up (no jitter from a wider label)
+    boxes = [m.get_tightbbox(m.canvas.get_renderer()) for m in figs]
+    box = Bbox.union(boxes).padded(0.08)
     images = []
-    for f in plotly_frames:
-        mfig = to_matplotlib(f, caption=caption, number=number)
+    for mfig in figs:
         buf = io.BytesIO()
-        mfig.savefig(buf, format="png", dpi=GIF_DPI, facecolor="white")
-        from PIL import Image
+        mfig.savefig(buf, format="png", dpi=GIF_DPI, facecolor="white", bbox_inches=box)
         images.append(np.asarray(Image.open(io.BytesIO(buf.getvalue())).convert("RGB")))
     h = max(i.shape[0] for i in images)
     w = max(i.shape[1] for i in images)
