@@ -666,6 +666,8 @@ def _scatter(A, t, traces, i, ctx):
         cols = [(*c[:3], c[3] * o * op) for c, o in zip(cols, mop)]
         s = [(float(v) * PT_PER_PX) ** 2 for v in sizes]
         edges = _colors(mline.get("color"), n, (0.27, 0.27, 0.27, 1)) if mline.get("width") else "none"
+        if sym in ("|", "_"):  # a line marker has no face: it is drawn in its colour
+            open_ = True
         A.ax.scatter(x, y, s=s, marker=sym, facecolors="none" if open_ else cols,
                      edgecolors=cols if open_ else edges,
                      linewidths=float(mline.get("width", 1.5 if open_ else 0)) * PT_PER_PX, zorder=3, clip_on=True)
@@ -1089,7 +1091,8 @@ def save_figure(plotly_fig, path, *, caption: str | None = None, number: str | N
 def save_gif(plotly_frames, path, *, caption: str | None = None, number: str | None = None,
              frame_ms: int = 500) -> Path:
     """An animation (one Plotly figure per step) as a GIF: every step one frame, drawn by the print
-    face and written with matplotlib's Pillow writer."""
+    face and written with matplotlib's Pillow writer. (Pillow merges a step identical to the one
+    before into that frame, shown twice as long.)"""
     import numpy as np
     from matplotlib.animation import ArtistAnimation, PillowWriter
 
