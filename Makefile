@@ -4,6 +4,7 @@
 #   make lab    JupyterLab on chapters/, .md files open as notebooks, widgets live
 #   make serve  serve _build/html on http://127.0.0.1:8000
 #   make bench  run benchmarks/bench_*.py (each prints a table)
+#   make print  every figure of every chapter for print and slides: _build/print/<chapter>/fig-N.{pdf,png,gif}
 #   make fuzz   the program fuzzer, long run: 5,000 random programs (FUZZ_EXAMPLES=...) checked at every level
 #   make crosscheck  compare labsim with XLA (JAX), PyTorch's FLOP counter and SCALE-Sim (installs them)
 #   make clean / make distclean
@@ -17,10 +18,10 @@ LOCK       := requirements/lock.txt
 PORT       ?= 8000
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: all venv peers sysdeps book test lab serve bench fuzz crosscheck lock clean distclean help
+.PHONY: all venv peers sysdeps book test lab serve bench print fuzz crosscheck lock clean distclean help
 all: book
 help:
-	@sed -n '2,10p' Makefile
+	@sed -n '2,11p' Makefile
 
 # ---- Python environment: reinstalled only when pyproject.toml or the lock changes ----
 venv: $(STAMP)
@@ -86,6 +87,13 @@ serve:
 
 bench: $(STAMP) sysdeps
 	@for f in benchmarks/bench_*.py; do echo "== $$f"; LABSIM_BOOK=1 $(PY) $$f; done
+
+# ---- The print face: every chapter runs once with LABSIM_PRINT_DIR set, and each figure it shows writes
+# itself with matplotlib (labsim/viz/printface.py): fig-N.pdf and fig-N.png, fig-N.gif for an animation,
+# N as the website numbers it, listed in _build/print/index.md. CHAPTERS="03 07" runs only those.
+CHAPTERS ?=
+print: $(STAMP) sysdeps
+	$(PY) book/_ext/labsim_print.py --out _build/print $(CHAPTERS)
 
 # ---- The program fuzzer, long run (make test runs a fixed budget of it; see tests/test_fuzz.py) ----
 FUZZ_EXAMPLES ?= 5000

@@ -666,11 +666,13 @@ def _scatter(A, t, traces, i, ctx):
         cols = [(*c[:3], c[3] * o * op) for c, o in zip(cols, mop)]
         s = [(float(v) * PT_PER_PX) ** 2 for v in sizes]
         edges = _colors(mline.get("color"), n, (0.27, 0.27, 0.27, 1)) if mline.get("width") else "none"
-        if sym in ("|", "_"):  # a line marker has no face: it is drawn in its colour
-            open_ = True
-        A.ax.scatter(x, y, s=s, marker=sym, facecolors="none" if open_ else cols,
-                     edgecolors=cols if open_ else edges,
-                     linewidths=float(mline.get("width", 1.5 if open_ else 0)) * PT_PER_PX, zorder=3, clip_on=True)
+        if sym in ("|", "_"):  # a line marker has no face: matplotlib draws it in its face colour
+            A.ax.scatter(x, y, s=s, marker=sym, c=cols, linewidths=float(mline.get("width", 1.5)) * PT_PER_PX,
+                         zorder=3)
+        else:
+            A.ax.scatter(x, y, s=s, marker=sym, facecolors="none" if open_ else cols,
+                         edgecolors=cols if open_ else edges,
+                         linewidths=float(mline.get("width", 1.5 if open_ else 0)) * PT_PER_PX, zorder=3)
         if handle is None or "lines" not in mode:
             handle = Line2D([], [], color=cols[0] if cols else lc, marker=sym, linestyle="none",
                             markersize=float(sizes[0] if sizes else 6) * PT_PER_PX,
