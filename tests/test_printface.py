@@ -350,3 +350,16 @@ def test_every_builder_converts(builders, name):
                      for t in fig.data if t.type == "bar" and t.visible is not False)
         drawn = sum(len(bars(ax)) for ax in mfig.axes)
         assert drawn == n_bars, name
+
+
+def test_an_unfilled_shape_stays_unfilled_and_a_data_shape_is_in_view():
+    """Plotly's default shape fill is transparent (an opacity must not make it opaque), and Plotly's
+    autorange takes in shapes in data coordinates: an add_hline under every bar is still on the plot."""
+    fig = go.Figure(go.Bar(x=["a", "b"], y=[10, 20]))
+    fig.add_shape(type="rect", x0=-0.4, x1=0.4, y0=1, y1=5, line=dict(dash="dot"), opacity=0.8)
+    fig.add_hline(y=40, line_color=ROLE["mismatch"])
+    fig.update_yaxes(type="log")
+    ax = pf.to_matplotlib(fig).axes[0]
+    (rect,) = [p for p in ax.patches if isinstance(p, Rectangle) and np.isclose(p.get_y(), 1)]
+    assert rect.get_facecolor()[3] == 0
+    assert ax.get_ylim()[1] >= 40

@@ -147,6 +147,15 @@ def _colors(v, n: int, default) -> list:
     return [color(v, default)] * n
 
 
+def _fade(c, opacity):
+    """A colour with Plotly's opacity folded into its alpha (matplotlib's ``alpha=`` would replace the
+    colour's own alpha: a transparent fill would turn opaque)."""
+    if c is None or isinstance(c, str):
+        return c
+    o = 1.0 if opacity is None else float(opacity)
+    return (*c[:3], (c[3] if len(c) > 3 else 1.0) * o)
+
+
 def _text(s) -> str:
     """Plotly's HTML-ish text as plain text for matplotlib (line breaks kept, tags dropped, ``$``
     escaped so matplotlib does not read it as mathematics)."""
@@ -437,6 +446,7 @@ def to_matplotlib(plotly_fig, *, caption: str | None = None, number: str | None 
         if h is not None and t.get("name") and shows is not False:
             n_legend += 1
             handles.setdefault(_text(t["name"]), h)
+    _shape_extents(axes, lay.get("shapes") or ())
     for A in axes.values():
         _axis(A, lay, ctx)
     for s in lay.get("shapes") or ():
@@ -530,7 +540,9 @@ def _bar(A, t, group, stacks, ctx):
     lw = float(line.get("width", 0) or 0) * PT_PER_PX
     ecs = _colors(line.get("color"), n, (0.27, 0.27, 0.27, 1)) if lw else ["none"] * n
     ec = ecs[0] if ecs else "none"
-    kw = dict(color=colors_, linewidth=lw, alpha=op if isinstance(op, numbers.Real) else None)
+    if isinstance(op, numbers.Real):
+        colors_ = [_fade(c, op) for c in colors_]
+    kw = dict(color=colors_, linewidth=lw)
     keep = [i for i in range(n) if math.isfinite(vals[i]) and math.isfinite(centers[i])]
     sel = lambda seq: [seq[i] for i in keep]
     if horiz:
@@ -628,16 +640,16 @@ def _scatter(A, t, traces, i, ctx):
     if fill and fill != "none":
         fc = color(t.get("fillcolor"), (*lc[:3], 0.5))
         if fill == "toself":
-            A.ax.fill(x, y, facecolor=fc, edgecolor="none", alpha=op, zorder=1.5)
+            A.ax.fill(x, y, facecolor=_fade(fc, op), edgecolor="none", zorder=1.5)
         elif fill in ("tozeroy", "tonexty"):
             lower = [0.0] * n
             if fill == "tonexty":
                 prev = next((p for p in reversed(traces[:i]) if p.get("type", "scatter") == "scatter"), None)
                 if prev is not None:
                     lower = _pos(_seq(prev.get("y")), A.cats["y"])
-            A.ax.fill_between(x, lower, y, facecolor=fc, edgecolor="none", alpha=op, zorder=1.5)
+            A.ax.fill_between(x, lower, y, facecolor=_fade(fc, op), edgecolor="none", zorder=1.5)
         elif fill in ("tozerox", "tonextx"):
-            A.ax.fill_betweenx(y, [0.0] * n, x, facecolor=fc, edgecolor="none", alpha=op, zorder=1.5)
+            A.ax.fill_betweenx(y, [0.0] * n, x, facecolor=_fade(fc, op), edgecolor="none", zorder=1.5)
         else:
             raise ValueError(f"print face: cannot draw the scatter fill {fill!r}")
         from matplotlib.patches import Patch
@@ -647,7 +659,7 @@ def _scatter(A, t, traces, i, ctx):
         ds = {"linear": "default", "hv": "steps-post", "vh": "steps-pre", "hvh": "steps-mid", "spline": "default"}
         if shape not in ds:
             raise ValueError(f"print face: cannot draw the line shape {shape!r}")
-        (ln,) = A.ax.plot(x, y, color=lc, linewidth=lw, linestyle=_dash(line.get("dash")), alpha=op,
+        (ln,) = A.ax.plot(x, y, color=_fade(lc, op), linewidth=lw, linestyle=_dash(line.get("dash")),
                           drawstyle=ds[shape], zorder=2)
         if handle is None:
             handle = Line2D([], [], color=lc, linewidth=lw, linestyle=_dash(line.get("dash")))
@@ -891,6 +903,34 @@ def _is_log(A, letter):
     return A is not None and (A.xlay if letter == "x" else A.ylay).get("type") == "log"
 
 
+def _shape_extents(axes, shapes) -> None:
+    """Plotly's autorange covers the shapes drawn in data coordinates (an add_hline below the bars is
+    in view): their ends join each axis's data limits before the ranges are set."""
+    import numpy as np
+
+    touched = set()
+    for s in shapes:
+        for letter in "xy":
+            ref = s.get(letter + "ref", letter) or letter
+            if ref == "paper" or ref.endswith(" domain") or s.get(letter + "sizemode") == "pixel":
+                continue
+            key = _axis_name(ref, letter)
+            A = next((A for (xk, yk), A in axes.items() if (xk if letter == "x" else yk) == key), None)
+            if A is None or A.cats[letter] is not None:
+                continue
+            vals = np.array([_num(s.get(letter + "0")), _num(s.get(letter + "1"))])
+            if (A.xlay if letter == "x" else A.ylay).get("type") == "log":
+                vals = vals[vals > 0]
+            vals = vals[np.isfinite(vals)]
+            if vals.size:
+                bb = A.ax.dataLim
+                (bb.update_from_data_x if letter == "x" else bb.update_from_data_y)(vals, ignore=False)
+                touched.add(id(A))
+    for A in axes.values():
+        if id(A) in touched:
+            A.ax.autoscale_view()
+
+
 def _shape(mfig, axes, s, paper_to_fig, height_px, ctx):
     import matplotlib.transforms as mt
     from matplotlib.patches import Rectangle
@@ -900,8 +940,8 @@ def _shape(mfig, axes, s, paper_to_fig, height_px, ctx):
     trans, owner, kinds, (ax_, ay_) = _transform(mfig, axes, s.get("xref", "x"), s.get("yref", "y"), paper_to_fig)
     line = s.get("line") or {}
     lw = float(line.get("width", 2)) * PT_PER_PX
-    lc = color(line.get("color"), (0.27, 0.27, 0.27, 1))
     op = s.get("opacity", 1.0)
+    lc = _fade(color(line.get("color"), (0.27, 0.27, 0.27, 1)), op)
     vals = {}
     for letter in "xy":
         A = ax_ if letter == "x" else ay_
@@ -918,7 +958,7 @@ def _shape(mfig, axes, s, paper_to_fig, height_px, ctx):
             vals[letter + "0"] = vals[letter + "1"] = anchor
     layer = s.get("layer", "above")
     z = 0.5 if layer == "below" else 5
-    fill = color(s.get("fillcolor"), (0, 0, 0, 0))
+    fill = _fade(color(s.get("fillcolor"), (0, 0, 0, 0)), op)
     target = owner.ax if owner is not None else next(iter(axes.values())).ax  # paper: any Axes annotates
     if kind == "line":
         xs = [vals["x0"], vals["x1"]]
@@ -930,10 +970,10 @@ def _shape(mfig, axes, s, paper_to_fig, height_px, ctx):
             ann = target.annotate("", (xs[1], ys[1]), xycoords=ends[1], xytext=(xs[0], ys[0]), textcoords=ends[0],
                                   annotation_clip=False,
                                   arrowprops=dict(arrowstyle="-", color=lc, linewidth=lw, linestyle=_dash(line.get("dash")),
-                                                  alpha=op, shrinkA=0, shrinkB=0), zorder=z)
+                                                  shrinkA=0, shrinkB=0), zorder=z)
             _unclipped(ann)
             return
-        art = Line2D(xs, ys, transform=trans, color=lc, linewidth=lw, linestyle=_dash(line.get("dash")), alpha=op, zorder=z)
+        art = Line2D(xs, ys, transform=trans, color=lc, linewidth=lw, linestyle=_dash(line.get("dash")), zorder=z)
         if owner is not None:
             art.set_clip_on(False)
             owner.ax.add_artist(art)
@@ -944,7 +984,7 @@ def _shape(mfig, axes, s, paper_to_fig, height_px, ctx):
         raise ValueError("print face: cannot draw a pixel-sized rect shape")
     rect = Rectangle((vals["x0"], vals["y0"]), vals["x1"] - vals["x0"], vals["y1"] - vals["y0"], transform=trans,
                      facecolor=fill, edgecolor=lc if lw > 0 else "none", linewidth=lw,
-                     linestyle=_dash(line.get("dash")), alpha=op, zorder=z)
+                     linestyle=_dash(line.get("dash")), zorder=z)
     if owner is not None:
         rect.set_clip_on(False)
         owner.ax.add_patch(rect)
