@@ -191,23 +191,30 @@ class Animation(Interactive):
         caption = _caption(self.caption_spec, copy.deepcopy(self.frames_for(**full)[0]), self._params(full))
         return frames, caption
 
-    def save(self, path, *, step: int | None = None, _number: str | None = None, **params):
-        """Write the print face to ``path``: a ``.gif`` has every step as one frame (played at
-        ``frame_ms`` per step); ``.svg``, ``.pdf`` and ``.png`` show one step, ``step`` (default: the
-        last; negative counts from the end). Controls as for :meth:`Interactive.save`."""
-        from .printface import ANIMATION_FORMATS, check_suffix, save_figure, save_gif
+    def to_matplotlib(self, *, step: int | None = None, _number: str | None = None, **params):
+        """The print face of one step (default: the last; negative counts from the end)."""
+        from .printface import to_matplotlib
 
-        suffix = check_suffix(path, ANIMATION_FORMATS)
         frames, caption = self.print_frames(**params)
-        if suffix == ".gif":
-            if step is not None:
-                raise ValueError(f"save: a .gif holds every step; step={step!r} is for a still (.svg, .pdf, .png)")
-            return save_gif(frames, path, caption=caption, number=_number, frame_ms=self.frame_ms)
         n = len(frames)
         i = n - 1 if step is None else step
         if not isinstance(i, int) or isinstance(i, bool) or not -n <= i < n:
             raise ValueError(f"save: step={step!r} is not a step of this animation (it has {n}: 0 to {n - 1})")
-        return save_figure(frames[i], path, caption=caption, number=_number)
+        return to_matplotlib(frames[i], caption=caption, number=_number)
+
+    def save(self, path, *, step: int | None = None, _number: str | None = None, **params):
+        """Write the print face to ``path``: a ``.gif`` has every step as one frame (played at
+        ``frame_ms`` per step); ``.svg``, ``.pdf`` and ``.png`` show one step, ``step`` (default: the
+        last; negative counts from the end). Controls as for :meth:`Interactive.save`."""
+        from .printface import ANIMATION_FORMATS, check_suffix, save_gif, save_matplotlib
+
+        suffix = check_suffix(path, ANIMATION_FORMATS)
+        if suffix == ".gif":
+            if step is not None:
+                raise ValueError(f"save: a .gif holds every step; step={step!r} is for a still (.svg, .pdf, .png)")
+            frames, caption = self.print_frames(**params)
+            return save_gif(frames, path, caption=caption, number=_number, frame_ms=self.frame_ms)
+        return save_matplotlib(self.to_matplotlib(step=step, _number=_number, **params), path)
 
     # -- live face: controls, a Play button linked to a step slider, the current step -------------
     @property

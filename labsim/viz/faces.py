@@ -366,12 +366,18 @@ class Figure:
         self.name = name
         self.caption = _caption(caption, fig)
 
+    def to_matplotlib(self, *, _number: str | None = None):
+        """The print face: this figure drawn with matplotlib (:mod:`labsim.viz.printface`), caption under it."""
+        from .printface import to_matplotlib
+        return to_matplotlib(self.fig, caption=self.caption, number=_number)
+
     def save(self, path, *, _number: str | None = None):
         """Write the print face (matplotlib, :mod:`labsim.viz.printface`) of this figure to ``path``: the
         format follows the suffix, .svg, .pdf or .png (anything else is a ValueError naming it). The
         caption is printed under the figure. Returns the path."""
-        from .printface import save_figure
-        return save_figure(self.fig, path, caption=self.caption, number=_number)
+        from .printface import check_suffix, save_matplotlib
+        check_suffix(path)
+        return save_matplotlib(self.to_matplotlib(_number=_number), path)
 
     def to_html(self) -> str:
         return _static_html({"0": _fig_json(self.fig)}, "0", self.alt, captions={"0": self.caption}, name=self.name,
@@ -601,19 +607,25 @@ class Interactive:
                                  f"{self.controls_spec[k]}")
         return {**self.params, **params}
 
-    def save(self, path, *, _number: str | None = None, **params):
-        """Write the print face of the figure at these control values (the current ones where a control
-        is not given) to ``path``: .svg, .pdf or .png by the suffix. The caption is printed under it."""
-        from .printface import check_suffix, save_figure
+    def to_matplotlib(self, *, _number: str | None = None, **params):
+        """The print face at these control values (the current ones where a control is not given)."""
+        from .printface import to_matplotlib
 
-        check_suffix(path)
         full = self.print_params(params)
         if full == self.params:
             fig, caption = self.figure, self.caption
         else:
             fig = copy.deepcopy(self._checked(self.make_fig(**full), full))
             caption = _caption(self.caption_spec, fig, full)
-        return save_figure(fig, path, caption=caption, number=_number)
+        return to_matplotlib(fig, caption=caption, number=_number)
+
+    def save(self, path, *, _number: str | None = None, **params):
+        """Write the print face of the figure at these control values (the current ones where a control
+        is not given) to ``path``: .svg, .pdf or .png by the suffix. The caption is printed under it."""
+        from .printface import check_suffix, save_matplotlib
+
+        check_suffix(path)
+        return save_matplotlib(self.to_matplotlib(_number=_number, **params), path)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         if _printing(self):

@@ -45,13 +45,17 @@ class GraphDrawing:
         w, _ = _svg_size(self.svg)
         return int(-(-MIN_LABEL_PX * w // _min_font(self.svg)))
 
+    def to_matplotlib(self, *, _number: str | None = None):
+        """The print face: Graphviz's own rendering of the DOT source in a matplotlib Figure, caption under it."""
+        from .printface import drawing_figure
+        return drawing_figure(self, number=_number)
+
     def save(self, path, *, _number: str | None = None):
-        """Write the print face of the drawing to ``path`` (.svg, .pdf or .png by the suffix): Graphviz's
-        own rendering of the DOT source, with the caption under it."""
-        from .printface import check_suffix, drawing_figure, save_matplotlib
+        """Write the print face of the drawing to ``path`` (.svg, .pdf or .png by the suffix)."""
+        from .printface import check_suffix, save_matplotlib
 
         check_suffix(path)
-        return save_matplotlib(drawing_figure(self, number=_number), path)
+        return save_matplotlib(self.to_matplotlib(_number=_number), path)
 
     def _repr_html_(self) -> str:
         from .faces import _figure_wrap, _printing, in_book

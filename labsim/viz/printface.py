@@ -1246,8 +1246,9 @@ def auto_save(obj) -> None:
     kind = type(obj).__name__
     if kind == "Animation":
         files.append(obj.save(out / f"{stem}.gif", _number=number))
+    mfig = obj.to_matplotlib(_number=number)  # drawn once, written twice
     for suffix in (".pdf", ".png"):
-        files.append(obj.save(out / f"{stem}{suffix}", _number=number))
+        files.append(save_matplotlib(mfig, out / f"{stem}{suffix}"))
     with open(out / "index.md", "a", encoding="utf-8") as f:
         label = f"Figure {number}" if number else "(no number)"
         names = ", ".join(f"[{p.name}]({p.name})" for p in files)
