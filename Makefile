@@ -61,9 +61,10 @@ sysdeps:
 
 # ---- The website ----
 # Jupyter Book caches executed notebooks by their own text only; when labsim changes, every chapter's
-# outputs may change too, so the cache is dropped (the chapters then run again, about 25 s).
+# outputs may change too, so the cache is dropped (the chapters then run again, about 25 s). The same
+# holds for measurements the book reads (book/data/*.json: the GPU calibration of the accuracy appendix).
 LABSIM_SRC := $(shell find labsim -name '*.py' 2>/dev/null)
-_build/.labsim-stamp: $(LABSIM_SRC) crosscheck/refs/xla.json crosscheck/refs/torch_flops.json crosscheck/refs/scalesim.json
+_build/.labsim-stamp: $(LABSIM_SRC) $(wildcard book/data/*.json) crosscheck/refs/xla.json crosscheck/refs/torch_flops.json crosscheck/refs/scalesim.json
 	rm -rf _build/.jupyter_cache _build/jupyter_execute _build/.doctrees
 	@mkdir -p _build && touch $@
 

@@ -11,6 +11,7 @@
    SRAM accesses (os ofmap writes: SCALE-Sim adds folds·(R+C), see labsim/machines/systolic.py). Where
    .venv-peers exists (make crosscheck creates it), SCALE-Sim itself runs on fresh random configurations and
    on the side-by-side speed table (labsim's cycle-level simulation against SCALE-Sim, same configurations).
+4. The GPU calibration script (benchmarks/calibrate_gpu.py) runs its small CPU plan and writes a valid file.
 Exit status 1 on any unexplained difference.
 """
 from __future__ import annotations
@@ -236,6 +237,35 @@ def scalesim_speed() -> None:
           "cycles and accesses only. Timing is informative; only the counts are checked.\n")
 
 
+def calibration_smoke() -> None:
+    """The GPU calibration script (benchmarks/calibrate_gpu.py) on its small CPU plan: PyTorch is here, a GPU
+    is not, so this checks the script's plumbing and its file format, not the numbers (the accuracy appendix
+    shows those once a session with a GPU has run it)."""
+    import json
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    from labsim.peers import calibration
+
+    print("## GPU calibration script, CPU smoke run\n")
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "smoke.json"
+        r = subprocess.run([sys.executable, "benchmarks/calibrate_gpu.py", "--smoke", "--out", str(out)],
+                           capture_output=True, text=True, timeout=600)
+        print(r.stdout)
+        ok = r.returncode == 0 and out.exists()
+        if ok:
+            try:
+                data = calibration.validate(json.loads(out.read_text()), smoke=True)
+                ok = all(m["value"] is not None for m in data["measurements"])
+            except ValueError as e:
+                print("invalid file:", e)
+                ok = False
+        check(ok, f"calibrate_gpu.py --smoke: exit {r.returncode}, {r.stderr[-800:]}")
+    print()
+
+
 if __name__ == "__main__":
     rows = xla_stored()
     torch_stored()
@@ -244,6 +274,7 @@ if __name__ == "__main__":
     scalesim_stored()
     scalesim_live()
     scalesim_speed()
+    calibration_smoke()
     for f in failures:
         print("FAILED:", f)
     print(f"{passed} passed, {len(failures)} failed")

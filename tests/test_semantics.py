@@ -167,3 +167,17 @@ def test_a_causal_mask_stays_small_when_traced_at_full_context():
 def test_an_integer_array_in_an_index_update_is_refused_clearly():
     with pytest.raises(ls.ShapeError, match="advanced indexing, a gather"):
         ls.trace(lambda x: x.at[np.array([0, 1])].set(1.0), S((3,)))
+
+
+@pytest.mark.parametrize("shape, axis", [((3, 0), -1), ((3, 0), 0), ((0, 4), -1)])
+def test_softmax_over_an_empty_array_is_empty_as_in_jax(shape, axis):
+    # jax.nn.softmax takes its max with initial=-inf, so an empty axis gives an empty result, not an error
+    import labsim.nn as lnn
+
+    x = np.zeros(shape, np.float32)
+    out = all_three(lambda v: lnn.softmax(v, axis=axis), x)
+    assert out.shape == shape and out.dtype == np.float32
+    # a max over the empty axis itself still has no value, and says so when traced
+    if shape[axis] == 0:
+        with pytest.raises(ls.ShapeError, match="is empty"):
+            ls.trace(lambda v: lnp.max(v, axis=axis), S(shape, "float32"))

@@ -46,13 +46,15 @@ def _same_shape(avals, p):
 
 
 def _softmax_decompose(x, axis):
+    if x.shape[axis] == 0:  # nothing to normalise: the result is as empty as x (JAX returns it too)
+        return x * 1.0
     m = lnp.max(x, axis=axis, keepdims=True)
     ex = lnp.exp(x - m)
     return ex / lnp.sum(ex, axis=axis, keepdims=True)
 
 
 def _softmax_impl(x, axis):
-    m = _np.max(x, axis=axis, keepdims=True)
+    m = _np.max(x, axis=axis, keepdims=True, initial=-_np.inf)  # -inf over an empty axis, as in jax.nn.softmax
     ex = _np.exp(x - m)
     return ex / _np.sum(ex, axis=axis, keepdims=True)
 
@@ -135,6 +137,8 @@ def _ln_decompose(x, *affine, axis, eps, scale=False, shift=False):
 
 
 def _ln_impl(x, *affine, axis, eps, scale=False, shift=False):
+    if x.shape[axis] == 0:  # an empty axis: the result is as empty as x; NumPy would warn "mean of empty slice"
+        return _affine(x.astype(x.dtype, copy=True), affine, scale, shift)
     mu = x.mean(axis=axis, keepdims=True)
     xc = x - mu
     var = (xc * xc).mean(axis=axis, keepdims=True)
