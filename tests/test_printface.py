@@ -328,7 +328,17 @@ def _builders():
         "spans": lambda: [hostviz.timeline_spans(tr, [("all", 0.0, tr.end)])],
         "steps": lambda: hostviz.timeline_steps(tr, [tr.end / 2, tr.end]),
         "pass": lambda: [viz.pass_figure(prog, "fuse")] if shutil.which("dot") else [],
+        "calibration": lambda: [calibration_figure()],
     }
+
+
+def calibration_figure():
+    from types import SimpleNamespace
+
+    from labsim.viz.calibration import ratio_figure
+
+    rows = [SimpleNamespace(group="copy", experiment=f"{n} MiB", ratio=q) for n, q in ((1, 0.9), (64, 1.6), (8, None))]
+    return ratio_figure(rows)
 
 
 @pytest.fixture(scope="module")
@@ -339,7 +349,7 @@ def builders():
 @pytest.mark.parametrize("name", ["timeline", "roofline", "bar_compare", "buffer_chart", "sm_diagram", "occupancy",
                                   "launch", "waves", "coalescing", "schedule", "divergence", "tensorcore",
                                   "tpu systolic", "schedule_chart", "tile_bars", "tile_landscape", "systolic",
-                                  "spans", "steps", "pass"])
+                                  "spans", "steps", "pass", "calibration"])
 def test_every_builder_converts(builders, name):
     figs = builders[name]()
     for fig in figs:

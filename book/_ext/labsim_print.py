@@ -2,7 +2,8 @@
 
     python book/_ext/labsim_print.py [--out _build/print] [chapter ...]
 
-Each chapter (``chapters/NN_name.md``, or only those named: ``07_gpu`` or ``07``) is read with jupytext
+Each chapter (``chapters/NN_name.md``) and each page of ``book/`` that runs code (or only those named:
+``07_gpu``, ``07`` or ``accuracy``) is read with jupytext
 and run top to bottom by nbclient in a fresh kernel with ``LABSIM_PRINT_DIR=<out>/<chapter>``. There
 every figure the chapter displays writes its own print face (``labsim.viz.printface.auto_save``): a
 captioned figure as ``fig-N.pdf`` and ``fig-N.png`` (and ``fig-N.gif`` for an animation), N its number
@@ -23,8 +24,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent.parent
 
 
+def _is_notebook(path: Path) -> bool:
+    head = path.read_text(encoding="utf-8")[:2000]
+    return head.startswith("---") and "kernelspec:" in head.split("\n---", 1)[0]
+
+
 def chapters(names: list[str]) -> list[Path]:
+    """The chapters, then the book's pages that run code (the appendices), or only those named."""
     found = [p for p in sorted((REPO / "chapters").glob("[0-9][0-9]_*.md"))]
+    found += [p for p in sorted((REPO / "book").glob("*.md")) if _is_notebook(p)]
     if not names:
         return found
     out = []
@@ -44,9 +52,11 @@ def run_chapter(path: Path, out: Path) -> tuple[float, int, str | None]:
     folder = out / path.stem
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    number = str(int(path.stem.split("_")[0]))
+    m = re.match(r"(\d+)_", path.stem)
+    number = str(int(m.group(1))) if m else ""  # a page outside the chapters numbers its figures 1, 2, ...
+    title = f"Chapter {number}" if number else path.stem
     (folder / "index.md").write_text(
-        f"# Chapter {number}: the figures for print\n\n| files | figure | caption |\n| --- | --- | --- |\n",
+        f"# {title}: the figures for print\n\n| files | figure | caption |\n| --- | --- | --- |\n",
         encoding="utf-8")
     env = {"LABSIM_PRINT_DIR": str(folder.resolve()), "LABSIM_PRINT_CHAPTER": number,
            "PYDEVD_DISABLE_FILE_VALIDATION": "1", "MPLBACKEND": "Agg"}
