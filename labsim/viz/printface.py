@@ -92,8 +92,15 @@ def _dot_png(source: str, dpi: int = PNG_DPI):
     return np.asarray(Image.open(io.BytesIO(out)).convert("RGBA"))
 
 
-def _image_array(source: str):
-    """A layout image's ``source`` (a data URI) as an RGBA array, or a ValueError naming what it is."""
+def _svg_pt(svg: str) -> tuple[float, float]:
+    m = re.search(r'<svg[^>]*\swidth="([\d.]+)pt"[^>]*\sheight="([\d.]+)pt"', svg)
+    return (float(m.group(1)), float(m.group(2))) if m else (400.0, 400.0)
+
+
+def _image_source(source: str):
+    """A layout image's ``source`` (a data URI) as (natural width, height, render(width_px) -> RGBA array),
+    or a ValueError naming what cannot be drawn. A Graphviz SVG is rendered by ``dot`` at the size it is
+    shown (no resampling afterwards), a bitmap is resized."""
     import numpy as np
     from PIL import Image
 
@@ -106,9 +113,16 @@ def _image_array(source: str):
         if dot is None:
             raise ValueError("print face: a layout image is an SVG that labsim did not draw with Graphviz "
                              "(draw_graph), so it cannot be drawn in print; embed a PNG instead")
-        return _dot_png(dot)
+        w, h = _svg_pt(data.decode("utf-8", "replace"))
+        return w, h, lambda px: _dot_png(dot, dpi=max(10.0, 72.0 * px / w))
     if kind in ("png", "jpeg", "jpg", "gif", "webp"):
-        return np.asarray(Image.open(io.BytesIO(data)).convert("RGBA"))
+        im = Image.open(io.BytesIO(data)).convert("RGBA")
+
+        def render(px):
+            px = max(1, int(round(px)))
+            out = im if px >= im.width else im.resize((px, max(1, round(im.height * px / im.width))), Image.LANCZOS)
+            return np.asarray(out)
+        return float(im.width), float(im.height), render
     raise ValueError(f"print face: layout images of type image/{kind} cannot be drawn in print "
                      f"(PNG, JPEG and Graphviz SVG can)")
 
@@ -1069,7 +1083,7 @@ def _image(mfig, axes, img, paper_to_fig):
     import matplotlib.transforms as mt
     from matplotlib.image import BboxImage
 
-    arr = _image_array(img.get("source"))
+    w, h, render = _image_source(img.get("source"))
     trans, owner, kinds, (ax_, ay_) = _transform(mfig, axes, img.get("xref", "x"), img.get("yref", "y"), paper_to_fig)
     x, y = _num(img.get("x", 0)), _num(img.get("y", 1))
     sx, sy = _num(img.get("sizex", 0)), _num(img.get("sizey", 0))
@@ -1079,7 +1093,6 @@ def _image(mfig, axes, img, paper_to_fig):
     sizing = img.get("sizing", "contain")
     (dx0, dy0), (dx1, dy1) = trans.transform((x0, y0)), trans.transform((x0 + sx, y0 + sy))
     box_w, box_h = dx1 - dx0, dy1 - dy0
-    h, w = arr.shape[:2]
     if sizing == "contain":
         s = min(box_w / w, box_h / h)
         iw, ih = w * s, h * s
@@ -1094,7 +1107,9 @@ def _image(mfig, axes, img, paper_to_fig):
     inv = mfig.transFigure.inverted()
     (fx0, fy0), (fx1, fy1) = inv.transform((ix0, iy0)), inv.transform((ix1, iy1))
     bbox = mt.TransformedBbox(mt.Bbox([[fx0, fy0], [fx1, fy1]]), mfig.transFigure)
-    im = BboxImage(bbox, interpolation="lanczos", resample=True, zorder=4 if img.get("layer") != "below" else 0.2)
+    # rendered at the pixels it covers in a PNG (PNG_DPI), so the PNG needs no resampling
+    arr = render((ix1 - ix0) / mfig.dpi * PNG_DPI)
+    im = BboxImage(bbox, interpolation="antialiased", zorder=4 if img.get("layer") != "below" else 0.2)
     im.set_data(arr)
     mfig.add_artist(im)
 
@@ -1170,22 +1185,24 @@ def save_gif(plotly_frames, path, *, caption: str | None = None, number: str | N
 
 def drawing_figure(drawing, *, caption: str | None = None, number: str | None = None):
     """A Graphviz drawing (:class:`~labsim.viz.GraphDrawing`) as a matplotlib Figure: ``dot``'s own
-    rendering of its DOT source, with the caption under it."""
-    arr = _dot_png(drawing.source)
-    h, w = arr.shape[:2]
-    wi, hi = w / PNG_DPI, h / PNG_DPI
-    scale = min(1.0, 7.6 / wi, 9.0 / hi)
+    rendering of its DOT source (at the size it is printed: at most 7.6 × 9 inches), caption under it."""
+    w_pt, h_pt = _svg_pt(drawing.svg)
+    scale = min(1.0, 7.6 * 72 / w_pt, 9.0 * 72 / h_pt)
+    wi, hi = w_pt * scale / 72, h_pt * scale / 72
+    arr = _dot_png(drawing.source, dpi=PNG_DPI * scale)
     cap = _text(caption if caption is not None else drawing.caption or "")
-    mfig = _new_figure(figsize=(max(wi * scale, 3), hi * scale + (0.6 if cap else 0.1)))
+    fw = max(wi, 3.0)
+    mfig = _new_figure(figsize=(fw, hi + (0.6 if cap else 0.1)))
     H = mfig.get_figheight()
-    ax = mfig.add_axes((0, (H - hi * scale) / H, wi * scale / mfig.get_figwidth(), hi * scale / H))
-    ax.imshow(arr, interpolation="lanczos")
+    ax = mfig.add_axes((0, (H - hi) / H, wi / fw, hi / H))
+    ax.imshow(arr, interpolation="antialiased")
     ax.set_axis_off()
     if cap:
         label = "Figure" + (f" {number}" if number else "") + "."
-        body = textwrap.fill(cap, max(30, int(mfig.get_figwidth() * 72 / (MIN_FONT_PT * 1.15 * 0.5))))
-        mfig.text(0.0, (H - hi * scale) / H - 0.05 / H, f"{label} {body}", ha="left", va="top",
-                  fontsize=MIN_FONT_PT * 1.15, color=(0.15, 0.15, 0.15, 1))
+        size = MIN_FONT_PT * 1.15
+        body = textwrap.fill(cap, max(30, int(fw * 72 / (size * 0.5))))
+        mfig.text(0.0, (H - hi) / H - 0.05 / H, f"{label} {body}", ha="left", va="top", fontsize=size,
+                  color=(0.15, 0.15, 0.15, 1))
     return mfig
 
 
