@@ -97,7 +97,10 @@ def main(argv=None) -> int:
         if err:
             failed.append(p.stem)
             print(re.sub(r"\x1b\[[0-9;]*m", "", err), file=sys.stderr)
-        lines.append(f"- [{p.stem}]({p.stem}/index.md): {n} figures" + (" (FAILED)" if err else ""))
+        if n == 0 and not err:  # a page without figures (the hardware table) gets no folder
+            shutil.rmtree(out / p.stem, ignore_errors=True)
+            continue
+        lines.append(f"- [{p.stem}]({p.stem}/index.md): {n} figure{'' if n == 1 else 's'}" + (" (FAILED)" if err else ""))
     # the index of every chapter run so far (a run of a few chapters keeps the others' entries)
     index = out / "index.md"
     keep = {}
