@@ -89,7 +89,7 @@ def main(argv=None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     paths = chapters(args.chapters)
-    lines, failed, total, t_all = [], [], 0, time.perf_counter()
+    lines, failed, dropped, total, t_all = [], [], set(), 0, time.perf_counter()
     for p in paths:
         secs, n, err = run_chapter(p, out)
         total += n
@@ -99,6 +99,7 @@ def main(argv=None) -> int:
             print(re.sub(r"\x1b\[[0-9;]*m", "", err), file=sys.stderr)
         if n == 0 and not err:  # a page without figures (the hardware table) gets no folder
             shutil.rmtree(out / p.stem, ignore_errors=True)
+            dropped.add(p.stem)
             continue
         lines.append(f"- [{p.stem}]({p.stem}/index.md): {n} figure{'' if n == 1 else 's'}" + (" (FAILED)" if err else ""))
     # the index of every chapter run so far (a run of a few chapters keeps the others' entries)
@@ -110,6 +111,8 @@ def main(argv=None) -> int:
             if m:
                 keep[m.group(1)] = row
     keep.update({re.match(r"- \[([^\]]+)\]", r).group(1): r for r in lines})
+    for stem in dropped:
+        keep.pop(stem, None)
     index.write_text("# The figures of the book, for print and slides\n\nPDF and PNG per figure (GIF for an "
                      "animation), numbered as on the website.\n\n" + "\n".join(keep[k] for k in sorted(keep)) + "\n",
                      encoding="utf-8")
