@@ -373,3 +373,39 @@ def test_an_unfilled_shape_stays_unfilled_and_a_data_shape_is_in_view():
     (rect,) = [p for p in ax.patches if isinstance(p, Rectangle) and np.isclose(p.get_y(), 1)]
     assert rect.get_facecolor()[3] == 0
     assert ax.get_ylim()[1] >= 40
+
+
+def test_make_print_runs_a_page_and_writes_its_figures(tmp_path):
+    """book/_ext/labsim_print.py (``make print``) on a two-figure page: a fresh kernel runs it with
+    LABSIM_PRINT_DIR set, and the page's folder holds the numbered files and their index."""
+    pytest.importorskip("nbclient")
+    pytest.importorskip("jupytext")
+    import importlib.util
+
+    from conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("labsim_print", ROOT / "book" / "_ext" / "labsim_print.py")
+    runner = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(runner)
+    page = tmp_path / "42_tiny.md"
+    page.write_text("---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
+                    "kernelspec:\n  display_name: Python 3\n  language: python\n  name: python3\n---\n\n"
+                    "# Tiny\n\n```{code-cell} ipython3\nimport plotly.graph_objects as go\nimport labsim.viz as viz\n"
+                    "viz.show(go.Figure(go.Bar(x=[1, 2], y=[3, 4])), alt='two bars', caption='Two bars')\n```\n\n"
+                    "```{code-cell} ipython3\nviz.show(go.Figure(go.Scatter(x=[1, 2], y=[3, 4])), alt='a line', "
+                    "caption='A line')\n```\n", encoding="utf-8")
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(ROOT) + (os.pathsep + old if old else "")
+    try:
+        secs, n, err = runner.run_chapter(page, tmp_path / "out")
+    finally:
+        if old is None:
+            os.environ.pop("PYTHONPATH")
+        else:
+            os.environ["PYTHONPATH"] = old
+    assert err is None and n == 2
+    folder = tmp_path / "out" / "42_tiny"
+    for name in ("fig-1.pdf", "fig-1.png", "fig-2.pdf", "fig-2.png"):
+        assert (folder / name).read_bytes()[:4] == MAGIC[name[-4:]]
+    index = (folder / "index.md").read_text()
+    assert "Figure 42.1 | Two bars" in index and "Figure 42.2 | A line" in index
