@@ -409,3 +409,22 @@ def test_make_print_runs_a_page_and_writes_its_figures(tmp_path):
         assert (folder / name).read_bytes()[:4] == MAGIC[name[-4:]]
     index = (folder / "index.md").read_text()
     assert "Figure 42.1 | Two bars" in index and "Figure 42.2 | A line" in index
+
+
+@needs_dot
+def test_a_large_graph_drawing_keeps_its_labels_readable():
+    """A drawing is shrunk to fit a page only until its smallest label reaches MIN_FONT_PT (8 pt)."""
+    import re
+
+    def chain(x):
+        for _ in range(12):
+            x = ls.numpy.exp(x) * 2.0 + 1.0
+        return x
+
+    d = viz.draw_graph(ls.trace(chain, ls.ShapeDtype((4,))))
+    mfig = pf.drawing_figure(d)
+    w_pt, h_pt = pf._svg_pt(d.svg)
+    smallest = min(float(x) for x in re.findall(r'font-size="([\d.]+)"', d.svg))
+    printed_h_pt = mfig.axes[0].get_position().height * mfig.get_figheight() * 72
+    assert h_pt > 9 * 72  # taller than a page at natural size ...
+    assert printed_h_pt / h_pt * smallest >= pf.MIN_FONT_PT - 1e-3  # ... but its labels stay >= 8 pt

@@ -49,6 +49,8 @@ PT_PER_PX = 72.0 / PX_PER_INCH
 MIN_FONT_PT = 8.0
 DEFAULT_WIDTH_PX = 760
 PNG_DPI = 200
+#: the most pixels a rendered Graphviz drawing may have (a larger one is rendered at a lower dpi)
+MAX_PIXELS = 40_000_000
 GIF_DPI = 100
 
 _PLOTLY_DEFAULT_FONT = 12
@@ -1185,11 +1187,16 @@ def save_gif(plotly_frames, path, *, caption: str | None = None, number: str | N
 
 def drawing_figure(drawing, *, caption: str | None = None, number: str | None = None):
     """A Graphviz drawing (:class:`~labsim.viz.GraphDrawing`) as a matplotlib Figure: ``dot``'s own
-    rendering of its DOT source (at the size it is printed: at most 7.6 × 9 inches), caption under it."""
+    rendering of its DOT source at the size it is printed (at most 7.6 × 9 inches unless its smallest
+    label would fall under MIN_FONT_PT), caption under it."""
     w_pt, h_pt = _svg_pt(drawing.svg)
-    scale = min(1.0, 7.6 * 72 / w_pt, 9.0 * 72 / h_pt)
+    sizes = [float(x) for x in re.findall(r'font-size="([\d.]+)"', drawing.svg)] or [14.0]
+    # as large as fits 7.6 x 9 inches, but never so small that a label falls under MIN_FONT_PT
+    scale = max(min(1.0, 7.6 * 72 / w_pt, 9.0 * 72 / h_pt), MIN_FONT_PT / min(sizes))
     wi, hi = w_pt * scale / 72, h_pt * scale / 72
-    arr = _dot_png(drawing.source, dpi=PNG_DPI * scale)
+    dpi = PNG_DPI * scale
+    dpi *= min(1.0, math.sqrt(MAX_PIXELS / (w_pt / 72 * dpi * h_pt / 72 * dpi)))  # a huge graph: fewer dots
+    arr = _dot_png(drawing.source, dpi=dpi)
     cap = _text(caption if caption is not None else drawing.caption or "")
     fw = max(wi, 3.0)
     mfig = _new_figure(figsize=(fw, hi + (0.6 if cap else 0.1)))
