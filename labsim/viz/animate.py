@@ -10,6 +10,8 @@ toggle buttons or a dropdown for names).
   combination, so they stay put. Caption and alt text as for any figure.
 - JupyterLab: the controls, an ipywidgets ``Play`` button linked to a step slider, and the figure of the
   current step. The frames of a control combination are computed once and kept.
+- Print: ``Animation.save("a.gif")`` writes every step as a GIF frame; ``.svg``, ``.pdf`` or ``.png`` write
+  one step (``step=``, the last by default), drawn with matplotlib (:mod:`labsim.viz.printface`).
 
 Keep frames small (the page must stay under 1 MB): at most :data:`MAX_STEPS` steps, few points per trace.
 """

@@ -5,6 +5,10 @@
 - Static (the website, built with ``LABSIM_BOOK=1``): the figure for every combination of control
   values is computed at build time and embedded as JSON; range sliders in the page switch between them
   with ``Plotly.react``. No kernel and no network: ``plotly.min.js`` is served from the site itself.
+- Print (slides, handouts): ``Figure.save(path)`` and ``Interactive.save(path, **controls)`` draw the same
+  Plotly figure with matplotlib (:mod:`labsim.viz.printface`) as SVG, PDF or PNG, the caption under it;
+  ``to_matplotlib()`` gives the matplotlib Figure. With ``LABSIM_PRINT_DIR`` set (``make print``) each
+  figure writes itself there when shown.
 
 HTML contract (tested by ``tests/test_browser.py``): a ``div.labsim-figure`` with
 ``data-labsim-kind="static|interactive"`` holding ``input.labsim-slider`` controls (interactive only)
