@@ -25,7 +25,6 @@ matplotlib is imported inside the functions (Agg backend), so ``import labsim.vi
 from __future__ import annotations
 
 import base64
-import copy
 import hashlib
 import html
 import io
@@ -568,7 +567,7 @@ def _bar(A, t, group, stacks, ctx):
         rects = A.ax.bar(sel(centers), sel(vals), width=sel(widths), bottom=sel(bases), edgecolor=sel(ecs),
                          **{**kw, "color": sel(colors_)})
     text = _seq(t.get("text"), n)
-    tpos = t.get("textposition", "auto" if False else "none" if text is None else "auto")
+    tpos = t.get("textposition", "none" if text is None else "auto")
     if text is not None and t.get("texttemplate") not in (None, "%{text}"):
         raise ValueError(f"print face: cannot draw the bar texttemplate {t.get('texttemplate')!r}")
     if text is not None and tpos != "none":
@@ -603,8 +602,6 @@ def _bar_texts(A, ctx):
         est_h = (s.count("\n") + 1) * f["fontsize"] * 1.3 * fig.dpi / 72
         fits = box.width >= est_w + 4 and box.height >= est_h
         inside = pos == "inside" or (pos == "auto" and fits)
-        if pos in ("auto", "inside") and not inside and pos == "inside":
-            inside = True
         rot = 0 if angle in (None, "auto") else -float(angle)
         x = rect.get_x() + rect.get_width() / 2
         y = rect.get_y() + rect.get_height() / 2
@@ -675,8 +672,8 @@ def _scatter(A, t, traces, i, ctx):
         ds = {"linear": "default", "hv": "steps-post", "vh": "steps-pre", "hvh": "steps-mid", "spline": "default"}
         if shape not in ds:
             raise ValueError(f"print face: cannot draw the line shape {shape!r}")
-        (ln,) = A.ax.plot(x, y, color=_fade(lc, op), linewidth=lw, linestyle=_dash(line.get("dash")),
-                          drawstyle=ds[shape], zorder=2)
+        A.ax.plot(x, y, color=_fade(lc, op), linewidth=lw, linestyle=_dash(line.get("dash")),
+                  drawstyle=ds[shape], zorder=2)
         if handle is None:
             handle = Line2D([], [], color=lc, linewidth=lw, linestyle=_dash(line.get("dash")))
     if "markers" in mode:
@@ -723,8 +720,6 @@ def _scatter(A, t, traces, i, ctx):
             va = {"top": "bottom", "bottom": "top", "middle": "center"}[v]
             A.ax.annotate(_text(s), (x[j], y[j]), xytext=(dx, dy), textcoords="offset points", ha=ha, va=va,
                           zorder=4, annotation_clip=False, **f)
-    if handle is None and "text" in mode:
-        handle = None
     return handle
 
 
@@ -853,7 +848,7 @@ def _axis(A, lay, ctx):
             axis.set_ticks_position(axl["side"])
         grid = axl.get("showgrid")
         if grid is None:
-            grid = cats is None or letter == "x" and False
+            grid = cats is None  # Plotly's grid lines; a category axis here draws none
         if grid:
             axis.grid(True, color=color(axl.get("gridcolor"), (0.9, 0.9, 0.9, 1)), linewidth=0.6, zorder=0)
         else:
@@ -1086,7 +1081,7 @@ def _image(mfig, axes, img, paper_to_fig):
     from matplotlib.image import BboxImage
 
     w, h, render = _image_source(img.get("source"))
-    trans, owner, kinds, (ax_, ay_) = _transform(mfig, axes, img.get("xref", "x"), img.get("yref", "y"), paper_to_fig)
+    trans = _transform(mfig, axes, img.get("xref", "x"), img.get("yref", "y"), paper_to_fig)[0]
     x, y = _num(img.get("x", 0)), _num(img.get("y", 1))
     sx, sy = _num(img.get("sizex", 0)), _num(img.get("sizey", 0))
     xa, ya = img.get("xanchor", "left"), img.get("yanchor", "top")
