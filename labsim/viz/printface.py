@@ -791,6 +791,18 @@ def _heatmap(A, t, ctx):
     return None
 
 
+def _log_label(v: float) -> str:
+    """A log-axis tick label as Plotly writes it (its default exponent format "B"): 0.01, 1, 1000, 10k,
+    1M, 1B."""
+    if v <= 0:
+        return ""
+    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e4, "k")):
+        if v >= scale:
+            q = v / (1e3 if suffix == "k" else scale)
+            return f"{q:g}{suffix}"
+    return f"{v:g}"
+
+
 def _axis(A, lay, ctx):
     """Axis type, range, ticks, title, grid and visibility of one Axes, from its Plotly axes."""
     ax = A.ax
@@ -831,6 +843,21 @@ def _axis(A, lay, ctx):
                 axis.set_major_locator(MultipleLocator(float(axl["dtick"])))
             except (TypeError, ValueError):
                 pass
+        elif cats is None and not log:
+            # about as many ticks as Plotly puts on an axis of this length (one per ~80 px)
+            from matplotlib.ticker import MaxNLocator
+            pos = ax.get_position()
+            length_px = (pos.width * ax.figure.get_figwidth() if letter == "x" else
+                         pos.height * ax.figure.get_figheight()) * PX_PER_INCH
+            axis.set_major_locator(MaxNLocator(nbins=max(2, int(length_px / 80)), steps=[1, 2, 2.5, 5, 10]))
+        if log and tickvals is None:
+            from matplotlib.ticker import FuncFormatter, NullFormatter
+            axis.set_major_formatter(FuncFormatter(lambda v, _pos: _log_label(v)))
+            lo, hi = sorted(get_lim())
+            if lo > 0 and hi / lo >= 10:
+                axis.set_minor_formatter(NullFormatter())
+            else:
+                axis.set_minor_formatter(FuncFormatter(lambda v, _pos: _log_label(v)))
         tf = _font(axl.get("tickfont"), ctx)
         ax.tick_params(axis=letter, which="both", labelsize=tf["fontsize"], labelcolor=tf["color"], length=0, pad=3)
         if axl.get("tickangle") not in (None, "auto"):
