@@ -95,6 +95,9 @@ def test_lines_markers_text_and_log_axes():
     ax = mfig.axes[0]
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
     assert np.allclose(ax.get_xlim(), (0.1, 1000)) and np.allclose(ax.get_ylim(), (0.1, 10000))
+    # decades labelled as Plotly labels them, not as 10^k
+    assert {"0.1", "1", "10", "100", "1000"} <= {t.get_text() for t in ax.get_xticklabels()}
+    assert "10k" in {t.get_text() for t in ax.get_yticklabels()}
     (line,) = [ln for ln in ax.lines if len(ln.get_xdata()) == 9]
     assert np.allclose(line.get_ydata(), xs * 2) and same_colour(line.get_color(), "#000000")
     assert line.get_linestyle() == "--"
