@@ -67,7 +67,7 @@ SYSTEMS: dict[str, System] = {s.name: s for s in (
     System("TPU v6e pod", "TPU v6e", 256, "ICI, 2D torus", "google-tpu7x, Number of chips per pod (v6e column)"),
     System("TPU v4 pod", "TPU v4", 4096, "ICI, 3D mesh/torus", "google-tpu-v4, TPU Pod size"),
     System("TPU v5p pod", "TPU v5p", 8960, "ICI, 3D torus", "google-tpu-v5p, Number of chips per pod"),
-    System("TPU7x pod", "TPU7x", 9216, "ICI, 3D torus", "google-tpu7x, Number of chips per pod"),
+    System("TPU7x pod", "TPU7x", 9216, "ICI", "google-tpu7x, Number of chips per pod"),
 )}
 
 __all__ = ["System", "SYSTEMS"]
