@@ -137,6 +137,8 @@ def _ln_decompose(x, *affine, axis, eps, scale=False, shift=False):
 
 
 def _ln_impl(x, *affine, axis, eps, scale=False, shift=False):
+    if x.shape[axis] == 0:  # an empty axis: the result is as empty as x; NumPy would warn "mean of empty slice"
+        return _affine(x.astype(x.dtype, copy=True), affine, scale, shift)
     mu = x.mean(axis=axis, keepdims=True)
     xc = x - mu
     var = (xc * xc).mean(axis=axis, keepdims=True)

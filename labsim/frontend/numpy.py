@@ -347,8 +347,15 @@ def _mean_decompose(x, axes):
     return divide(bind("reduce_sum", x, axes=tuple(axes)), float(n))
 
 
+def _mean_impl(x, axes):
+    if all(x.shape[a] for a in axes):
+        return _np.mean(x, axis=tuple(axes))
+    # over no elements: NaN, as jnp.mean gives, without NumPy's "mean of empty slice" warning
+    return _np.full(tuple(d for i, d in enumerate(x.shape) if i not in axes), _np.nan, x.dtype)
+
+
 register_composite(
-    "mean", _mean_shape, impl=lambda x, axes: _np.mean(x, axis=tuple(axes)), decompose=_mean_decompose,
+    "mean", _mean_shape, impl=_mean_impl, decompose=_mean_decompose,
     attr_format=lambda p: f", dimensions={{{','.join(map(str, p['axes']))}}}",
     doc="Mean over axes; decomposes into reduce_sum then a divide by the element count.",
 )
