@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..support.lookup import lookup
 from .chip import Chip, ChipKind, Link, SMLimits, Unit
 from .presets import HOST_LINKS, PRESETS
+from .systems import SYSTEMS, System
 
 
 def get(name: str | Chip) -> Chip:
@@ -21,4 +22,5 @@ def get_link(name: str | Link) -> Link:
     return lookup(HOST_LINKS, name, "host link", Link)
 
 
-__all__ = ["Chip", "ChipKind", "Link", "SMLimits", "Unit", "PRESETS", "HOST_LINKS", "get", "get_link"]
+__all__ = ["Chip", "ChipKind", "Link", "SMLimits", "Unit", "PRESETS", "HOST_LINKS", "SYSTEMS", "System", "get",
+           "get_link"]

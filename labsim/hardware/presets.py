@@ -461,6 +461,89 @@ _TPU_V6E = Chip(
     "of Google's v6e page disagree on the MXU count, and no primary source gives VMEM.",
 )
 
+# Three more TPU generations, for the chapter "Where hardware is going": v4 and v5p (shipped, Google
+# Cloud's pages) and TPU7x "Ironwood" (shipped on Google Cloud as TPU7x; announced in April 2025).
+# Google's pages give peak rates, HBM and pod sizes; How to Scale Your Model's "TPU specs" tables
+# give the HBM bandwidth of TPU7x, the ICI bandwidth per link and the typical PCIe bandwidth per TPU
+# (1.6e10 B/s for every generation but v6e). MXU counts, VMEM sizes and clocks are left out.
+_TPU_V4 = Chip(
+    name="Google Cloud TPU v4",
+    kind=ChipKind.TPU,
+    arch="TPU v4",
+    matrix_flops={
+        "bfloat16": 275 * _T,  # FLOP/s, "Peak compute per chip 275 teraflops (bf16 or int8)"
+        "int8": 275 * _T,  # OP/s, same row: v4 has no faster int8 path
+    },
+    vector_flops={},
+    hbm_bandwidth=1200 * _GB,  # B/s, "HBM2 capacity and bandwidth 32 GiB, 1200 GBps"
+    hbm_capacity=32 * 2**30,  # bytes, "32 GiB" (binary, as printed)
+    host_link=Link("PCIe", 1.6e10, source="austin2025scaling"),  # B/s, "typically around 1.6e10 ... per TPU"
+    chip_link=Link("ICI (one of 6 links)", 4.5e10, source="austin2025scaling"),  # B/s one-way, "TPU v4p 4.5e10"
+    compute_unit_name="MXU",
+    memory_name="HBM2",
+    sources={
+        "matrix_flops.bfloat16": "google-tpu-v4, System architecture (Peak compute per chip)",
+        "matrix_flops.int8": "google-tpu-v4, System architecture (Peak compute per chip, bf16 or int8)",
+        "hbm_bandwidth": "google-tpu-v4, System architecture (HBM2 capacity and bandwidth)",
+        "hbm_capacity": "google-tpu-v4, System architecture (HBM2 capacity and bandwidth)",
+        "host_link": "austin2025scaling, How to Think About TPUs, TPU specs (PCIe per TPU)",
+        "chip_link": "austin2025scaling, How to Think About TPUs, TPU specs (ICI table, TPU v4p)",
+    },
+    notes=_TPU_NOTES + " Pod size 4,096 chips (labsim.hardware.SYSTEMS).",
+)
+
+_TPU_V5P = Chip(
+    name="Google Cloud TPU v5p",
+    kind=ChipKind.TPU,
+    arch="TPU v5p",
+    matrix_flops={
+        "bfloat16": 459 * _T,  # FLOP/s, "Peak compute per chip (BF16) 459 TFLOPs"
+    },
+    vector_flops={},
+    hbm_bandwidth=2765 * _GB,  # B/s, "HBM2e capacity and bandwidth 95 GB, 2765 GBps"
+    hbm_capacity=95 * _GB,  # bytes, "95 GB" as printed (usable; the chip has 96)
+    host_link=Link("PCIe", 1.6e10, source="austin2025scaling"),  # B/s, "typically around 1.6e10 ... per TPU"
+    chip_link=Link("ICI (one of 6 links)", 9e10, source="austin2025scaling"),  # B/s one-way, "TPU v5p 9.0e10"
+    compute_unit_name="MXU",
+    memory_name="HBM2e",
+    sources={
+        "matrix_flops.bfloat16": "google-tpu-v5p, System architecture (Peak compute per chip, BF16)",
+        "hbm_bandwidth": "google-tpu-v5p, System architecture (HBM2e capacity and bandwidth)",
+        "hbm_capacity": "google-tpu-v5p, System architecture (HBM2e capacity and bandwidth)",
+        "host_link": "austin2025scaling, How to Think About TPUs, TPU specs (PCIe per TPU)",
+        "chip_link": "austin2025scaling, How to Think About TPUs, TPU specs (ICI table, TPU v5p)",
+    },
+    notes=_TPU_NOTES + " Pod size 8,960 chips (labsim.hardware.SYSTEMS).",
+)
+
+_TPU7X = Chip(
+    name="Google Cloud TPU7x (Ironwood)",
+    kind=ChipKind.TPU,
+    arch="TPU7x",
+    matrix_flops={
+        "bfloat16": 2307 * _T,  # FLOP/s, "Peak compute per chip (BF16) (TFLOPs) 2307"
+        "float8_e4m3fn": 4614 * _T,  # FLOP/s, "Peak compute per chip (FP8) (TFLOPs) 4614"
+    },
+    vector_flops={},
+    hbm_bandwidth=7.4e12,  # B/s, How to Scale Your Model's TPU specs table, "TPU7x ... 7.4e12"
+    hbm_capacity=192 * 2**30,  # bytes, "HBM capacity per chip (GiB) 192"
+    host_link=Link("PCIe", 1.6e10, source="austin2025scaling"),  # B/s, "typically around 1.6e10 ... per TPU"
+    chip_link=Link("ICI (one link)", 9e10, source="austin2025scaling"),  # B/s one-way, "TPU7x 9.0e10"
+    compute_unit_name="MXU",
+    memory_name="HBM",
+    sources={
+        "matrix_flops.bfloat16": "google-tpu7x, System architecture (Peak compute per chip, BF16)",
+        "matrix_flops.float8_e4m3fn": "google-tpu7x, System architecture (Peak compute per chip, FP8)",
+        "hbm_bandwidth": "austin2025scaling, How to Think About TPUs, TPU specs (HBM BW/chip, TPU7x)",
+        "hbm_capacity": "google-tpu7x, System architecture (HBM capacity per chip, GiB)",
+        "host_link": "austin2025scaling, How to Think About TPUs, TPU specs (PCIe per TPU)",
+        "chip_link": "austin2025scaling, How to Think About TPUs, TPU specs (ICI table, TPU7x)",
+    },
+    notes=_TPU_NOTES + " The seventh TPU generation, announced by Google in April 2025 as Ironwood and "
+    "offered on Google Cloud as TPU7x. Pod size 9,216 chips (labsim.hardware.SYSTEMS). The HBM "
+    "bandwidth is How to Scale Your Model's figure (Google's launch material rounds it differently).",
+)
+
 # --- Reference CPU --------------------------------------------------------------------------------
 
 # Intel publishes cores, clocks and memory channels, not FLOP/s. The rates below are derived:
@@ -537,6 +620,9 @@ PRESETS: dict[str, Chip] = {
     "TPU v5e": _TPU_V5E,
     "TPU v6e": _TPU_V6E,
     "CPU": _CPU,
+    "TPU v4": _TPU_V4,
+    "TPU v5p": _TPU_V5P,
+    "TPU7x": _TPU7X,
 }
 
 # --- Host links ------------------------------------------------------------------------------------
