@@ -851,13 +851,14 @@ def _axis(A, lay, ctx):
                          pos.height * ax.figure.get_figheight()) * PX_PER_INCH
             axis.set_major_locator(MaxNLocator(nbins=max(2, int(length_px / 80)), steps=[1, 2, 2.5, 5, 10]))
         if log and tickvals is None:
-            from matplotlib.ticker import FuncFormatter, NullFormatter
-            axis.set_major_formatter(FuncFormatter(lambda v, _pos: _log_label(v)))
+            # Plotly's log ticks: decades when dtick is 1 (labsim's style for two decades or more), else
+            # 1, 2, 5 in each decade; the other grid lines unlabelled
+            from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
             lo, hi = sorted(get_lim())
-            if lo > 0 and hi / lo >= 10:
-                axis.set_minor_formatter(NullFormatter())
-            else:
-                axis.set_minor_formatter(FuncFormatter(lambda v, _pos: _log_label(v)))
+            decades = str(axl.get("dtick")) == "1" or (lo > 0 and hi / lo >= 100 and not axl.get("tickformat"))
+            axis.set_major_locator(LogLocator(base=10, subs=(1.0,) if decades else (1.0, 2.0, 5.0)))
+            axis.set_major_formatter(FuncFormatter(lambda v, _pos: _log_label(v)))
+            axis.set_minor_formatter(NullFormatter())
         tf = _font(axl.get("tickfont"), ctx)
         ax.tick_params(axis=letter, which="both", labelsize=tf["fontsize"], labelcolor=tf["color"], length=0, pad=3)
         if axl.get("tickangle") not in (None, "auto"):
