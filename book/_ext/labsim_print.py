@@ -93,7 +93,8 @@ def main(argv=None) -> int:
     for p in paths:
         secs, n, err = run_chapter(p, out)
         total += n
-        print(f"{p.stem:<20} {n:>3} figures  {secs:6.1f} s" + ("  FAILED" if err else ""), flush=True)
+        print(f"{p.stem:<20} {n:>3} figure{' ' if n == 1 else 's'}  {secs:6.1f} s" + ("  FAILED" if err else ""),
+              flush=True)
         if err:
             failed.append(p.stem)
             print(re.sub(r"\x1b\[[0-9;]*m", "", err), file=sys.stderr)
@@ -116,7 +117,7 @@ def main(argv=None) -> int:
     index.write_text("# The figures of the book, for print and slides\n\nPDF and PNG per figure (GIF for an "
                      "animation), numbered as on the website.\n\n" + "\n".join(keep[k] for k in sorted(keep)) + "\n",
                      encoding="utf-8")
-    print(f"{total} figures from {len(paths)} chapters in {time.perf_counter() - t_all:.0f} s: {out}/index.md")
+    print(f"{total} figures from {len(paths)} pages in {time.perf_counter() - t_all:.0f} s: {out}/index.md")
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
         return 1
