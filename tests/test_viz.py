@@ -99,6 +99,13 @@ def test_timeline_of_a_hand_made_trace():
     assert fig.layout.xaxis.title.text == "time (s)"
 
 
+def test_timeline_max_time_fixes_the_axis_but_never_cuts_an_event_off():
+    a = ls.UnitId(0, ls.UnitKind.SM, 0)
+    tr = ls.Trace((ls.Event(a, "x", 0.0, 2.0, ls.EventKind.KERNEL), ls.Event(a, "y", 2.0, 3.0, ls.EventKind.KERNEL)))
+    assert list(lv.timeline(tr, max_time=5.0).layout.xaxis.range) == [0, 5.0]  # longer: the axis stays put
+    assert list(lv.timeline(tr, max_time=2.5).layout.xaxis.range) == [0, 3.0]  # shorter: widened to the last end
+
+
 def test_timeline_rows_of_two_chips_stay_apart():
     # the same unit on two chips has the same label; the rows must not merge
     sm0, sm1 = ls.UnitId(0, ls.UnitKind.SM, 0), ls.UnitId(1, ls.UnitKind.SM, 0)
@@ -257,6 +264,12 @@ def test_roofline_figure_draws_the_preset_roof():
     pts = fig.data[-1]
     np.testing.assert_allclose(pts.y, [min(chip.matrix_flops["bfloat16"], i * chip.hbm_bandwidth) / 1e12
                                        for i in (1000.0, 0.083)])
+    # the ridge's label sits on the ridge, inside the log axis (whose coordinates are log10 of the value)
+    ridge = chip.ridge_point("bfloat16")
+    label = next(a for a in fig.layout.annotations if a.text.startswith("ridge"))
+    assert label.x == pytest.approx(np.log10(ridge))
+    lo, hi = fig.layout.xaxis.range if fig.layout.xaxis.range else (np.log10(min(xs)), np.log10(max(xs)))
+    assert lo <= label.x <= hi
 
 
 # ----------------------------------------------------------------------------------------------

@@ -141,7 +141,10 @@ def _row_labels(trace: Trace) -> dict[UnitId, str]:
 
 
 def timeline(trace: Trace, *, title: str | None = None, height: int | None = None, max_time: float | None = None):
-    """A Gantt chart of ``trace``: one row per unit (in ``trace.units`` order), one bar per event, coloured by kind."""
+    """A Gantt chart of ``trace``: one row per unit (in ``trace.units`` order), one bar per event, coloured by kind.
+
+    ``max_time`` (seconds) fixes the time axis, so that figures for several control values share it; a
+    trace that runs longer widens the axis to its end rather than being cut off."""
     import plotly.graph_objects as go
 
     if not isinstance(trace, Trace):
@@ -151,6 +154,8 @@ def timeline(trace: Trace, *, title: str | None = None, height: int | None = Non
         max_time = _positive(max_time, "max_time", "timeline")
     if not trace.events:
         raise ValueError("timeline: the trace has no events, so there is nothing to draw")
+    if max_time is not None:
+        max_time = max(max_time, max(e.end for e in trace.events))
     scale, unit = _time_unit(max_time if max_time is not None else trace.duration or 1e-6)
     rows = _row_labels(trace)
     fig = go.Figure()
@@ -283,8 +288,11 @@ def roofline(chip, points=(), *, dtype: str = "bfloat16", unit=None, title: str 
                                xanchor="right", yanchor="bottom", font=dict(size=12, color=NEUTRAL[i % len(NEUTRAL)]))
         ridge = peak / c.hbm_bandwidth
         if i == 0:
-            fig.add_vline(x=ridge, line_dash="dot", line_color="#999999",
-                          annotation_text=f"ridge {ridge:.0f} FLOP/B", annotation_position="bottom right")
+            fig.add_vline(x=ridge, line_dash="dot", line_color="#999999")
+            # the label as its own annotation: on a log axis an annotation's x is log10 of the value
+            # (add_vline's own label would be placed at 10**ridge, off the plot)
+            fig.add_annotation(x=math.log10(ridge), y=0, yref="paper", text=f"ridge {ridge:.0f} FLOP/B",
+                               showarrow=False, xanchor="left", yanchor="bottom", font=dict(size=12, color=NEUTRAL[1]))
     c0 = get(chip)
     peak0 = c0.peak_flops(dtype, unit)
     if points:
