@@ -332,13 +332,16 @@ def fmt(value: float | None, unit: str) -> str:
 
 
 def table(rows_: list[Row]) -> list[dict]:
-    """The rows as a table's records (for ``ls.Table``): experiment, labsim, measured, measured ÷ labsim."""
+    """The rows as a table's records (for ``ls.Table``): experiment, labsim and, once anything was
+    measured, the measurement and measured ÷ labsim (an unmeasured row says why)."""
+    any_measured = any(r.measured is not None or r.error for r in rows_)
     out = []
     for r in rows_:
-        out.append({"group": r.group, "experiment": r.experiment, "labsim": fmt(r.labsim, r.unit),
-                    "measured": fmt(r.measured, r.unit) if r.measured is not None else (
-                        f"not measured ({r.error})" if r.error else "not measured yet"),
-                    "measured ÷ labsim": "—" if r.ratio is None else f"{r.ratio:.2f}"})
+        rec = {"experiment": f"{r.group}: {r.experiment}", "labsim": fmt(r.labsim, r.unit)}
+        if any_measured:
+            rec["measured"] = fmt(r.measured, r.unit) if r.measured is not None else f"not measured ({r.error})"
+            rec["measured ÷ labsim"] = "—" if r.ratio is None else f"{r.ratio:.2f}"
+        out.append(rec)
     return out
 
 
