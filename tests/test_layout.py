@@ -153,7 +153,8 @@ def test_the_checks_can_fail():
                                          ("ops", "labsim.core.ops"), ("cost", "labsim.machines.roofline"),
                                          ("host", "labsim.machines.host"), ("blocks", "labsim.compiler.blocks"),
                                          ("simt", "labsim.machines.simt"), ("tpu", "labsim.machines.tpu"),
-                                         ("tiling", "labsim.machines.tiling"), ("systolic", "labsim.machines.systolic")])
+                                         ("tiling", "labsim.machines.tiling"), ("systolic", "labsim.machines.systolic"),
+                                         ("collectives", "labsim.machines.collectives")])
 def test_short_names_are_the_modules_in_their_floors(alias, real):
     import importlib
     assert importlib.import_module(f"labsim.{alias}") is importlib.import_module(real)

@@ -1,0 +1,152 @@
+"""labsim.collectives: values against NumPy, step-by-step times against closed forms derived here."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import labsim as ls
+from labsim import collectives as col
+from labsim.hardware import Link
+
+LINK = Link("test link", 1e9, latency=1e-6)  # 1 GB/s, 1 µs: easy numbers
+
+
+def _shards(rng, n, shape):
+    return [rng.standard_normal(shape).astype(np.float32) for _ in range(n)]
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 7), rows=st.integers(1, 5), cols=st.integers(1, 4), seed=st.integers(0, 99),
+       topology=st.sampled_from(["ring", "switch"]))
+def test_values_match_numpy(n, rows, cols, seed, topology):
+    rng = np.random.default_rng(seed)
+    parts = _shards(rng, n, (rows, cols))
+    ag = col.all_gather(parts, axis=1, link=LINK, topology=topology)
+    for v in ag.values:
+        np.testing.assert_array_equal(v, np.concatenate(parts, axis=1))
+    full = _shards(rng, n, (rows * n, cols))
+    total = np.sum(full, axis=0)
+    rs = col.reduce_scatter(full, link=LINK, topology=topology)
+    for i, v in enumerate(rs.values):
+        np.testing.assert_allclose(v, total[i * rows:(i + 1) * rows], rtol=1e-5, atol=1e-5)
+    ar = col.all_reduce(full, link=LINK, topology=topology)
+    for v in ar.values:
+        np.testing.assert_allclose(v, total, rtol=1e-5, atol=1e-5)
+    # AllToAll: device j gets block j of every device, joined along axis 1
+    a2a = col.all_to_all(full, split_axis=0, concat_axis=1, link=LINK, topology=topology)
+    for j, v in enumerate(a2a.values):
+        np.testing.assert_array_equal(v, np.concatenate([f[j * rows:(j + 1) * rows] for f in full], axis=1))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 8])
+@pytest.mark.parametrize("op", col.OPS)
+@pytest.mark.parametrize("topology", ["ring", "switch"])
+def test_simulated_time_equals_closed_form(n, op, topology):
+    """Ring: B = n·k·4 bytes. AllGather / ReduceScatter: n−1 steps, each α + (B/n)/bw. AllReduce: twice.
+    AllToAll: step k carries (n−k) blocks of B/n: Σ_k (n−k)·B/n = B·(n−1)/2 bytes over (n−1) steps.
+    Switch: one step moving (n−1)·B/n through each link (two for AllReduce)."""
+    k = 6
+    B = n * k * 4
+    rng = np.random.default_rng(n)
+    arrays = _shards(rng, n, (k,)) if op == "all_gather" else _shards(rng, n, (n * k,))
+    r = col.run(op, arrays, link=LINK, topology=topology)
+    a, bw = LINK.latency, LINK.bandwidth
+    if n == 1:
+        expected = 0.0
+    elif topology == "ring":
+        expected = {"all_gather": (n - 1) * (a + B / n / bw), "reduce_scatter": (n - 1) * (a + B / n / bw),
+                    "all_reduce": 2 * (n - 1) * (a + B / n / bw),
+                    "all_to_all": (n - 1) * a + B * (n - 1) / 2 / bw}[op]
+    else:
+        one = a + (n - 1) * B / n / bw
+        expected = 2 * one if op == "all_reduce" else one
+    assert r.time == pytest.approx(expected, rel=1e-12)
+    assert r.time == pytest.approx(col.time(op, B, n, LINK, topology), rel=1e-12)
+    # the trace holds the same time and the bytes sent: ring AllGather sends (n−1)·B/n per device
+    if n > 1:
+        assert r.trace.end == pytest.approx(r.time)
+        if op == "all_gather" and topology == "ring":
+            assert sum(e.nbytes for e in r.trace.events) == n * (n - 1) * B // n
+
+
+def test_ring_allreduce_trace_steps_and_units():
+    r = col.all_reduce([np.ones(8, np.float32)] * 4, link=LINK)
+    assert r.steps == 2 * (4 - 1)
+    assert {e.unit.kind for e in r.trace.events} == {ls.UnitKind.LINK}
+    assert len(r.trace.events) == 4 * r.steps  # every device sends once per step
+    assert [e.unit.chip for e in r.trace.events[:4]] == [0, 1, 2, 3]
+
+
+def test_closed_forms_other_topologies():
+    """Bidirectional ring halves the bandwidth term; a torus is per-axis bidirectional rings in sequence."""
+    B, a, bw = 1e9, 1e-6, 1e9
+    assert col.time("all_gather", B, 8, LINK, "bidir_ring") == pytest.approx(7 * (a + B / 16 / bw))
+    assert col.time("all_reduce", B, 8, LINK, "bidir_ring") == pytest.approx(14 * (a + B / 16 / bw))
+    # 4×4 torus AllGather: axis 1 gathers B/4 over 4 devices, axis 2 gathers B over 4
+    ag = 3 * (a + (B / 4) / 8 / bw) + 3 * (a + B / 8 / bw)
+    assert col.time("all_gather", B, None, LINK, "torus", mesh=(4, 4)) == pytest.approx(ag)
+    # ReduceScatter mirrors it: B over axis 1, then B/4 over axis 2; AllReduce = both
+    assert col.time("reduce_scatter", B, None, LINK, "torus", mesh=(4, 4)) == pytest.approx(ag)
+    assert col.time("all_reduce", B, 16, LINK, "torus", mesh=(4, 4)) == pytest.approx(2 * ag)
+    # a torus of one axis is a bidirectional ring; fewer steps than a 16-ring
+    assert col.time("all_reduce", B, None, LINK, "torus", mesh=(16,)) == pytest.approx(
+        col.time("all_reduce", B, 16, LINK, "bidir_ring"))
+    assert col.time("all_reduce", 1, None, LINK, "torus", mesh=(4, 4)) < col.time("all_reduce", 1, 16, LINK, "bidir_ring")
+
+
+def test_presets_links():
+    """H100's chip_link is NVLink 4 at 450 GB/s per direction; AllReduce of 14 GB on 8 ring: 2·7/8·14e9/450e9."""
+    t = col.time("all_reduce", 14e9, 8, "H100 SXM", "ring", latency=0)
+    assert t == pytest.approx(2 * 7 / 8 * 14e9 / 450e9)
+    assert col.time("all_reduce", 14e9, 8, ls.hardware.PRESETS["H100 SXM"].host_link, "ring", latency=0) == pytest.approx(t * 450 / 64)  # PCIe 5: 64 GB/s
+
+
+def test_bad_input_errors():
+    with pytest.raises(col.CollectiveError, match="10 entries.*3 devices.*10 is not a multiple of 3"):
+        col.reduce_scatter([np.ones(10)] * 3, link=LINK)
+    with pytest.raises(col.CollectiveError, match="n must be a whole number of devices >= 1"):
+        col.time("all_reduce", 10, 0, LINK)
+    with pytest.raises(col.CollectiveError, match="unknown topology 'mesh'"):
+        col.time("all_reduce", 10, 4, LINK, "mesh")
+    with pytest.raises(col.CollectiveError, match="device 1 holds shape"):
+        col.all_gather([np.ones(3), np.ones(4)], link=LINK)
+    with pytest.raises(col.CollectiveError, match="needs mesh"):
+        col.time("all_gather", 10, 4, LINK, "torus")
+    with pytest.raises(col.CollectiveError, match="n = 8 but the mesh"):
+        col.time("all_gather", 10, 8, LINK, "torus", mesh=(2, 2))
+    with pytest.raises(col.CollectiveError, match="non-empty list"):
+        col.all_gather([], link=LINK)
+    with pytest.raises(col.CollectiveError, match="dimension 0 has 10 entries.*'x' \\(4 devices\\)"):
+        col.shard((10, 4), {"x": 4}, ("x", None))
+
+
+def test_shard_and_matmul_rules():
+    mesh = {"x": 4, "y": 2}
+    assert col.shard((16, 8), mesh, ("x", "y")) == (4, 4)
+    assert col.shard((16, 8), mesh, (None, "x")) == (16, 2)
+    # contracting dim sharded on both → AllReduce of C (I·K·2 bytes); scatter → ReduceScatter
+    p = col.matmul((64, 32), (None, "x"), (32, 16), ("x", None), mesh)
+    assert (p.collective, p.axis, p.nbytes) == ("all_reduce", "x", 64 * 16 * 2)
+    assert p.time(mesh, LINK) == pytest.approx(col.time("all_reduce", 64 * 16 * 2, 4, LINK))
+    assert col.matmul((64, 32), (None, "x"), (32, 16), ("x", None), mesh, scatter=True).collective == "reduce_scatter"
+    # one contracting dim sharded → AllGather that operand
+    p = col.matmul((64, 32), ("y", "x"), (32, 16), (None, None), mesh)
+    assert (p.collective, p.operand, p.nbytes) == ("all_gather", "A", 64 * 32 * 2)
+    # data parallel / model parallel on different axes → nothing
+    assert col.matmul((64, 32), ("x", None), (32, 16), (None, "y"), mesh).collective is None
+    assert col.matmul((64, 32), ("x", None), (32, 16), (None, "x"), mesh).collective == "all_gather"
+    with pytest.raises(col.CollectiveError, match="contracting sizes 32 and 31 differ"):
+        col.matmul((64, 32), (None, None), (31, 16), (None, None), mesh)
+
+
+def test_fsdp_memory_closed_form():
+    """Peak = P·b/D + P·b/L + activations + temporaries, reached at the last layer."""
+    P, L, D = 1_000_000, 10, 8
+    mem = col.fsdp_memory(P, L, D, 2, activations=5000, temporaries=100)
+    assert len(mem) == L
+    assert mem[0] == pytest.approx(P * 2 / 8 + P * 2 / 10 + 500 + 100)
+    assert col.fsdp_peak(P, L, D, 2, 5000, 100) == pytest.approx(P * 2 / 8 + P * 2 / 10 + 5000 + 100)
+    cfg = ls.llm.PRESETS["LLaMA-2-7B"]
+    P = ls.llm.param_count(cfg)
+    assert col.fsdp_peak(P, cfg.n_layers, 8) < P * 2 / 4  # far below the replicated 2 bytes/param
+    with pytest.raises(col.CollectiveError, match="layers must be"):
+        col.fsdp_memory(P, 0, 8)
