@@ -150,3 +150,18 @@ def test_fsdp_memory_closed_form():
     assert col.fsdp_peak(P, cfg.n_layers, 8) < P * 2 / 4  # far below the replicated 2 bytes/param
     with pytest.raises(col.CollectiveError, match="layers must be"):
         col.fsdp_memory(P, 0, 8)
+
+
+def test_ring_drawing_frames():
+    """One frame per step plus the start, the same traces in each; at the end every chunk is complete."""
+    from labsim import viz
+    for n in (2, 4, 8):
+        frames = viz.collectives.ring_frames(n)
+        assert len(frames) == 1 + 2 * (n - 1) == len(viz.collectives.ring_steps("all_reduce", n))
+        assert len({len(f.data) for f in frames}) == 1
+        last = {t.name: t for t in frames[-1].data}
+        assert len([x for x in last["complete sum"].x if x is not None]) == n * n
+        first = {t.name: t for t in frames[0].data}
+        assert len([x for x in first["own data"].x if x is not None]) == n * n
+    with pytest.raises(ValueError, match="at least 2 devices"):
+        viz.collectives.ring_frames(1)

@@ -26,9 +26,10 @@ from .passes import pass_figure, pass_slider
 from .tabs import Tabs, tabs
 from .printface import save, to_matplotlib
 from . import tpu
+from . import collectives
 
 __all__ = ["glue", "Figure", "Interactive", "in_book", "interactive", "show", "Animation", "animate", "control_kind",
            "ROLE", "TINT", "NEUTRAL", "SEQUENCE", "role", "GraphDrawing", "draw_graph", "pipeline_diagram",
            "KIND_COLORS", "OKABE_ITO", "bar_compare", "buffer_chart", "roofline", "style", "timeline",
            "Tabs", "tabs", "pass_figure", "pass_slider", "gpu", "tpu", "programs", "timeline_spans", "timeline_steps",
-           "save", "to_matplotlib"]
+           "save", "to_matplotlib", "collectives"]
