@@ -157,12 +157,13 @@ class Trace:
         object.__setattr__(self, "chip_names", tuple(self.chip_names))
         if len(set(self.units)) != len(self.units):
             raise ValueError("Trace units must be distinct")
-        seen = list(self.units)
+        seen, known = list(self.units), set(self.units)  # the set keeps the check linear in events
         for e in self.events:
-            if e.unit not in seen:
+            if e.unit not in known:
                 if self.units:
                     raise ValueError(f"event {e.name!r} is on {e.unit}, which is not in the trace's units")
                 seen.append(e.unit)
+                known.add(e.unit)
         object.__setattr__(self, "units", tuple(seen))
 
     @property
