@@ -68,6 +68,52 @@ def test_simulated_time_equals_closed_form(n, op, topology):
             assert sum(e.nbytes for e in r.trace.events) == n * (n - 1) * B // n
 
 
+@settings(max_examples=20, deadline=None)
+@given(mesh=st.sampled_from([(2,), (3,), (5,), (2, 2), (2, 3), (3, 2, 2), (4, 2)]), k=st.integers(1, 3),
+       seed=st.integers(0, 99))
+def test_bidir_and_torus_values_match_numpy(mesh, k, seed):
+    """The same results as NumPy on a bidirectional ring and on a torus (devices row-major over the mesh)."""
+    rng = np.random.default_rng(seed)
+    n = int(np.prod(mesh))
+    parts = _shards(rng, n, (k, 2))
+    full = _shards(rng, n, (n * k, 2))
+    total = np.sum(full, axis=0)
+    for topo, m in (("bidir_ring", None), ("torus", mesh)):
+        for v in col.all_gather(parts, link=LINK, topology=topo, mesh=m).values:
+            np.testing.assert_array_equal(v, np.concatenate(parts))
+        for i, v in enumerate(col.reduce_scatter(full, link=LINK, topology=topo, mesh=m).values):
+            np.testing.assert_allclose(v, total[i * k:(i + 1) * k], rtol=1e-5, atol=1e-5)
+        for v in col.all_reduce(full, link=LINK, topology=topo, mesh=m).values:
+            np.testing.assert_allclose(v, total, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mesh", [(2,), (4,), (8,), (4, 4), (2, 4), (4, 2), (2, 2, 2), (3, 2)])
+@pytest.mark.parametrize("op", ["all_gather", "reduce_scatter", "all_reduce"])
+def test_bidir_and_torus_time_equals_closed_form(mesh, op):
+    """Bidirectional ring of n: n−1 steps, each α + (B/n)/2 / bw (half of every chunk each way).
+    Torus (n1, n2, ...): axis i is a bidirectional ring of n_i on B/(n1·…·n_{i−1}) bytes, so
+    Σ_i (n_i − 1)·(α + B/(n1·…·n_i)/2/bw) for ReduceScatter, the same for AllGather, twice for AllReduce.
+    Sizes are multiples of 2n so every half-chunk is equal."""
+    n = int(np.prod(mesh))
+    k = 2 * n * 3
+    B = k * 4
+    a, bw = LINK.latency, LINK.bandwidth
+    arrays = [np.ones(k // n if op == "all_gather" else k, np.float32) for _ in range(n)]
+    rs_torus = sum((d - 1) * (a + B / int(np.prod(mesh[:i + 1])) / 2 / bw) for i, d in enumerate(mesh))
+    expected = rs_torus * (2 if op == "all_reduce" else 1)
+    r = col.run(op, arrays, link=LINK, topology="torus", mesh=mesh)
+    assert r.time == pytest.approx(expected, rel=1e-12)
+    assert r.time == pytest.approx(col.time(op, B, n, LINK, "torus", mesh=mesh), rel=1e-12)
+    assert r.steps == sum(d - 1 for d in mesh) * (2 if op == "all_reduce" else 1)
+    if len(mesh) == 1:
+        b = col.run(op, arrays, link=LINK, topology="bidir_ring")
+        assert b.time == pytest.approx(r.time, rel=1e-12)
+        assert b.time == pytest.approx(col.time(op, B, n, LINK, "bidir_ring"), rel=1e-12)
+    # every send of a torus run is on a link of its axis: index 2·axis (one way) or 2·axis + 1 (the other)
+    if n > 1:
+        assert {e.unit.index for e in r.trace.events} <= set(range(2 * len(mesh)))
+
+
 def test_ring_allreduce_trace_steps_and_units():
     r = col.all_reduce([np.ones(8, np.float32)] * 4, link=LINK)
     assert r.steps == 2 * (4 - 1)
@@ -113,6 +159,10 @@ def test_bad_input_errors():
         col.time("all_gather", 10, 4, LINK, "torus")
     with pytest.raises(col.CollectiveError, match="n = 8 but the mesh"):
         col.time("all_gather", 10, 8, LINK, "torus", mesh=(2, 2))
+    with pytest.raises(col.CollectiveError, match=r"the mesh \(2, 2\) holds 4 devices but 3 arrays"):
+        col.all_gather([np.ones(2)] * 3, link=LINK, topology="torus", mesh=(2, 2))
+    with pytest.raises(col.CollectiveError, match="all_to_all supports topology 'ring', 'switch'"):
+        col.all_to_all([np.ones(4)] * 2, link=LINK, topology="torus", mesh=(2,))
     with pytest.raises(col.CollectiveError, match="non-empty list"):
         col.all_gather([], link=LINK)
     with pytest.raises(col.CollectiveError, match="dimension 0 has 10 entries.*'x' \\(4 devices\\)"):

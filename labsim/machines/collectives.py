@@ -19,8 +19,10 @@ labsim's model (a simplification, not how NCCL or a TPU's ICI schedules work):
   device at once: every bandwidth term halves, the step count is the same.
 * **Torus** (``"torus"``, ``mesh=(n1, n2, ...)``): a bidirectional ring along each axis (wraparound
   links), the axes done one after the other (labsim's choice; How to Scale Your Model notes that
-  a collective over several axes can use all of them at once {austin2025scaling}). AllGather over
-  axes ``1..d`` gathers along axis 1 first; ReduceScatter reduces along axis 1 first.
+  a collective over several axes can use all of them at once {austin2025scaling}). Devices are
+  numbered row-major over the mesh. ReduceScatter reduces along the first axis first (on all ``B``
+  bytes, then on ``B/n1``, ...); AllGather mirrors it, the last axis first, so device ``d`` holds chunk
+  ``d`` in both. Axis ``i`` costs a bidirectional ring of ``n_i`` on ``B/(n1·…·n_{i−1})`` bytes.
 * **Switch** (``"switch"``, an NVLink switch): every device reaches every other directly, at its own link
   bandwidth ``bw`` in and out; one step moves ``(n−1)/n·B`` through each device's link:
   ``α + (n−1)·B/(n·bw)`` for AllGather, ReduceScatter and AllToAll, twice that for AllReduce.
@@ -105,19 +107,12 @@ def time(op: str, nbytes: float, n: int | None = None, link="H100 SXM", topology
         if op == "all_reduce":
             return time("reduce_scatter", nbytes, None, lk, "torus", dims, a) + \
                 time("all_gather", nbytes, None, lk, "torus", dims, a)
-        t, size = 0.0, float(nbytes)
         if op == "all_to_all":  # a block for every device: per-axis AllToAll on the whole local array
             return sum(ring_time(op, nbytes, d, lk.bandwidth, a, 2) for d in dims)
-        # all_gather: axis 1 gathers the smallest pieces first: the full array along axis i is B / prod(later axes)
-        # reduce_scatter: axis 1 reduces the whole array, then each axis works on what is left
-        for i, d in enumerate(dims):
-            if op == "all_gather":
-                size_i = nbytes / math.prod(dims[i + 1:])
-            else:
-                size_i = size
-                size /= d
-            t += ring_time(op, size_i, d, lk.bandwidth, a, 2)
-        return t
+        # ReduceScatter from axis 0: axis i works on B / (n1·…·n_{i-1}) bytes. AllGather from the last
+        # axis mirrors it, so each axis moves the same bytes in both.
+        return sum(ring_time("reduce_scatter", nbytes / math.prod(dims[:i]), d, lk.bandwidth, a, 2)
+                   for i, d in enumerate(dims))
     if n is None:
         n = math.prod(mesh) if mesh is not None else None
     if n is None:
@@ -194,38 +189,151 @@ def _axis(a, axis, op):
     return axis % a.ndim
 
 
-def _topo(topology):
-    if topology not in ("ring", "switch"):
-        raise CollectiveError(f"the step-by-step run supports topology 'ring' or 'switch', got {topology!r} "
-                              "(use collectives.time for the closed forms of the others)")
-    return topology
+def _topo(topology, op, mesh, n):
+    """The topology checked, and the torus's axes (``()`` for the other topologies)."""
+    allowed = ("ring", "switch") if op == "all_to_all" else TOPOLOGIES
+    if topology not in allowed:
+        raise CollectiveError(f"the step-by-step {op} supports topology {', '.join(map(repr, allowed))}, got "
+                              f"{topology!r}" + (" (use collectives.time for its closed form)"
+                                                 if topology in TOPOLOGIES else ""))
+    if topology != "torus":
+        return ()
+    if mesh is None:
+        raise CollectiveError("a torus needs mesh=(n1, n2, ...), the devices along each axis")
+    dims = tuple(_count(d, "a mesh axis") for d in mesh)
+    if math.prod(dims) != n:
+        raise CollectiveError(f"the mesh {dims} holds {math.prod(dims)} devices but {n} arrays were given")
+    return dims
 
 
-def all_gather(shards, axis: int = 0, link="H100 SXM", topology: str = "ring") -> Result:
-    """Every device ends with the concatenation of all shards along ``axis``."""
+# A ring runs over ``members`` (device ids in ring order, ``reverse`` for the other way round); each
+# function returns what every member ends with and the sends of each step: (src, dst, nbytes, what).
+def _ring_ag(pieces: dict, members: list, reverse: bool):
+    """AllGather: member k starts with ``pieces[members[k]]``; every member ends with all pieces."""
+    order = members[::-1] if reverse else members
+    m = len(order)
+    have = {d: {d: pieces[d]} for d in members}
+    steps = []
+    for s in range(m - 1):
+        sends = []
+        for p in range(m):
+            src, dst, c = order[p], order[(p + 1) % m], order[(p - s) % m]
+            sends.append((src, dst, have[src][c].nbytes, f"chunk of device {c}"))
+        moved = [(order[(p + 1) % m], order[(p - s) % m], have[order[p]][order[(p - s) % m]]) for p in range(m)]
+        for dst, c, v in moved:
+            have[dst][c] = v
+        steps.append(sends)
+    return have, steps
+
+
+def _ring_rs(chunks: dict, members: list, reverse: bool):
+    """ReduceScatter: ``chunks[d][k]`` is device d's chunk destined for ``members[k]``; member d ends with
+    the sum over members of their chunk for d."""
+    order = members[::-1] if reverse else members
+    m = len(order)
+    idx = {d: k for k, d in enumerate(members)}
+    acc = {d: {order[c]: chunks[d][idx[order[c]]] for c in range(m)} for d in members}
+    steps = []
+    for s in range(m - 1):
+        sends, moved = [], []
+        for p in range(m):
+            src, dst, c = order[p], order[(p + 1) % m], order[(p - s - 1) % m]
+            sends.append((src, dst, acc[src][c].nbytes, f"partial sum for device {c}"))
+            moved.append((dst, c, acc[src][c]))
+        for dst, c, v in moved:
+            acc[dst][c] = acc[dst][c] + v
+        steps.append(sends)
+    return {d: acc[d][d] for d in members}, steps
+
+
+def _halves(a, ax):
+    return np.array_split(a, 2, axis=ax)
+
+
+def _dir_ag(values: dict, members: list, ax: int, bidir: bool, base: int):
+    """AllGather within ``members``; returns each member's concatenation and the steps (link ``base``/``base+1``)."""
+    if not bidir:
+        have, steps = _ring_ag(values, members, False)
+        steps = [[(a, b, nb, w, base) for a, b, nb, w in st] for st in steps]
+        return {d: np.concatenate([have[d][k] for k in members], axis=ax) for d in members}, steps
+    h = {d: _halves(values[d], ax) for d in members}
+    have0, s0 = _ring_ag({d: h[d][0] for d in members}, members, False)
+    have1, s1 = _ring_ag({d: h[d][1] for d in members}, members, True)
+    steps = [[(a, b, nb, w, base) for a, b, nb, w in x] + [(a, b, nb, w, base + 1) for a, b, nb, w in y]
+             for x, y in zip(s0, s1)]
+    return {d: np.concatenate([p for k in members for p in (have0[d][k], have1[d][k])], axis=ax)
+            for d in members}, steps
+
+
+def _dir_rs(values: dict, members: list, ax: int, bidir: bool, base: int):
+    """ReduceScatter within ``members``: member k ends with chunk k of the group's sum (along ``ax``)."""
+    m = len(members)
+    split = {d: np.split(values[d], m, axis=ax) for d in members}
+    if not bidir:
+        out, steps = _ring_rs(split, members, False)
+        return out, [[(a, b, nb, w, base) for a, b, nb, w in st] for st in steps]
+    h = {d: [_halves(c, ax) for c in split[d]] for d in members}
+    out0, s0 = _ring_rs({d: [c[0] for c in h[d]] for d in members}, members, False)
+    out1, s1 = _ring_rs({d: [c[1] for c in h[d]] for d in members}, members, True)
+    steps = [[(a, b, nb, w, base) for a, b, nb, w in x] + [(a, b, nb, w, base + 1) for a, b, nb, w in y]
+             for x, y in zip(s0, s1)]
+    return {d: np.concatenate([out0[d], out1[d]], axis=ax) for d in members}, steps
+
+
+def _groups(dims, axis):
+    """Devices (row-major ids) that differ only along mesh ``axis``, each list in coordinate order."""
+    n = math.prod(dims)
+    out = {}
+    for d in range(n):
+        coords = list(np.unravel_index(d, dims))
+        key = tuple(coords[:axis] + coords[axis + 1:])
+        out.setdefault(key, []).append(d)
+    return list(out.values())
+
+
+def _phases(op: str, arrs: list, ax: int, topology: str, dims: tuple, run: "_Run") -> list:
+    """Run AllGather or ReduceScatter on ``arrs`` (device order): one phase per torus axis (ReduceScatter
+    from axis 0, AllGather from the last axis, so that device d ends with chunk d), else one ring."""
+    n = len(arrs)
+    values = {d: arrs[d] for d in range(n)}
+    if topology == "torus":
+        axes = list(range(len(dims))) if op == "reduce_scatter" else list(range(len(dims)))[::-1]
+        plan = [(a, _groups(dims, a)) for a in axes]
+    else:
+        plan = [(0, [list(range(n))])]
+    bidir = topology in ("bidir_ring", "torus")
+    fn = _dir_rs if op == "reduce_scatter" else _dir_ag
+    for a, groups in plan:
+        new, per_group = {}, []
+        for members in groups:
+            out, steps = fn(values, members, ax, bidir, 2 * a)
+            new.update(out)
+            per_group.append(steps)
+        for k in range(max((len(st) for st in per_group), default=0)):
+            run.step([send for st in per_group for send in st[k]])
+        values = new
+    return [values[d] for d in range(n)]
+
+
+def all_gather(shards, axis: int = 0, link="H100 SXM", topology: str = "ring", mesh=None) -> Result:
+    """Every device ends with the concatenation of all shards along ``axis`` (device 0's first).
+
+    ``topology``: ``ring``, ``bidir_ring`` (half of each shard each way round), ``torus`` (give ``mesh``;
+    devices numbered row-major; one bidirectional ring per axis, the last axis first) or ``switch``."""
     arrs = _check_shards(shards)
     _same_shape(arrs, "all_gather")
     ax = _axis(arrs[0], axis, "all_gather")
-    n, run = len(arrs), _Run("all_gather", len(arrs), _link(link), _topo(topology))
-    have = [{i: arrs[i]} for i in range(n)]
-    if topology == "ring":
-        for s in range(n - 1):
-            sends = []
-            for i in range(n):
-                c = (i - s) % n
-                sends.append((i, (i + 1) % n, have[i][c].nbytes, f"chunk {c}", 0))
-            for i in range(n):
-                c = (i - s) % n
-                have[(i + 1) % n][c] = have[i][c]
-            run.step(sends)
-    elif n > 1:  # switch: every device sends its shard to every other at once, through its one link
-        run.step([(i, (i + 1) % n, arrs[i].nbytes * (n - 1), f"chunk {i} to all", 0)
-                  for i in range(n)])
-        have = [{c: arrs[c] for c in range(n)} for _ in range(n)]
-    return run.result([np.concatenate([h[c] for c in range(n)], axis=ax) for h in have])
+    n = len(arrs)
+    dims = _topo(topology, "all_gather", mesh, n)
+    run = _Run("all_gather", n, _link(link), topology)
+    if topology == "switch":
+        if n > 1:  # every device sends its shard to every other at once, through its one link
+            run.step([(i, (i + 1) % n, arrs[i].nbytes * (n - 1), f"chunk {i} to all", 0) for i in range(n)])
+        return run.result([np.concatenate(arrs, axis=ax) for _ in range(n)])
+    return run.result(_phases("all_gather", arrs, ax, topology, dims, run))
 
 
-def reduce_scatter(arrays, axis: int = 0, link="H100 SXM", topology: str = "ring") -> Result:
+def reduce_scatter(arrays, axis: int = 0, link="H100 SXM", topology: str = "ring", mesh=None) -> Result:
     """Device ``i`` ends with chunk ``i`` (along ``axis``) of the sum of every device's array."""
     arrs = _check_shards(arrays, "arrays")
     _same_shape(arrs, "reduce_scatter")
@@ -234,39 +342,30 @@ def reduce_scatter(arrays, axis: int = 0, link="H100 SXM", topology: str = "ring
     if arrs[0].shape[ax] % n:
         raise CollectiveError(f"reduce_scatter: axis {ax} has {arrs[0].shape[ax]} entries, which {n} devices "
                               f"cannot share equally ({arrs[0].shape[ax]} is not a multiple of {n})")
-    run = _Run("reduce_scatter", n, _link(link), _topo(topology))
-    acc = [[c.copy() for c in np.split(a, n, axis=ax)] for a in arrs]
-    if topology == "ring":
-        for s in range(n - 1):
-            sends, moved = [], []
-            for i in range(n):
-                c = (i - s - 1) % n
-                sends.append((i, (i + 1) % n, acc[i][c].nbytes, f"partial sum {c}", 0))
-                moved.append(((i + 1) % n, c, acc[i][c]))
-            for j, c, v in moved:
-                acc[j][c] = acc[j][c] + v
-            run.step(sends)
-        out = [acc[i][i] for i in range(n)]
-    else:
+    dims = _topo(topology, "reduce_scatter", mesh, n)
+    run = _Run("reduce_scatter", n, _link(link), topology)
+    if topology == "switch":
+        acc = [np.split(a, n, axis=ax) for a in arrs]
         if n > 1:
             run.step([(i, (i + 1) % n, acc[i][0].nbytes * (n - 1), "partial sums to owners", 0) for i in range(n)])
-        out = [sum(acc[k][i] for k in range(n)) for i in range(n)]
-    return run.result(out)
+        return run.result([sum(acc[k][i] for k in range(n)) for i in range(n)])
+    return run.result(_phases("reduce_scatter", arrs, ax, topology, dims, run))
 
 
-def all_reduce(arrays, link="H100 SXM", topology: str = "ring", axis: int = 0) -> Result:
+def all_reduce(arrays, link="H100 SXM", topology: str = "ring", axis: int = 0, mesh=None) -> Result:
     """Every device ends with the sum of all arrays: ReduceScatter, then AllGather (the ring algorithm)."""
-    rs = reduce_scatter(arrays, axis=axis, link=link, topology=topology)
-    ag = all_gather(rs.values, axis=axis, link=link, topology=topology)
+    rs = reduce_scatter(arrays, axis=axis, link=link, topology=topology, mesh=mesh)
+    ag = all_gather(rs.values, axis=axis, link=link, topology=topology, mesh=mesh)
     shift = rs.time
     events = list(rs.trace.events) + [Event(e.unit, e.name, e.start + shift, e.end + shift, e.kind, e.detail,
                                             nbytes=e.nbytes) for e in ag.trace.events]
-    units = rs.trace.units or ag.trace.units
+    units = tuple(dict.fromkeys(rs.trace.units + ag.trace.units))
     return Result("all_reduce", ag.values, Trace(events, units=units) if events else Trace(()), rs.steps + ag.steps,
                   rs.time + ag.time, topology)
 
 
-def all_to_all(shards, split_axis: int = 0, concat_axis: int = 0, link="H100 SXM", topology: str = "ring") -> Result:
+def all_to_all(shards, split_axis: int = 0, concat_axis: int = 0, link="H100 SXM", topology: str = "ring",
+               mesh=None) -> Result:
     """Device ``i`` splits its array into ``n`` blocks along ``split_axis`` and sends block ``j`` to device
     ``j``; device ``j`` ends with the blocks from devices 0..n−1 joined along ``concat_axis``."""
     arrs = _check_shards(shards)
@@ -277,7 +376,8 @@ def all_to_all(shards, split_axis: int = 0, concat_axis: int = 0, link="H100 SXM
     if arrs[0].shape[sa] % n:
         raise CollectiveError(f"all_to_all: split axis {sa} has {arrs[0].shape[sa]} entries, which {n} devices "
                               f"cannot share equally ({arrs[0].shape[sa]} is not a multiple of {n})")
-    run = _Run("all_to_all", n, _link(link), _topo(topology))
+    _topo(topology, "all_to_all", mesh, n)
+    run = _Run("all_to_all", n, _link(link), topology)
     blocks = [np.split(a, n, axis=sa) for a in arrs]
     got = [{i: blocks[i][i]} for i in range(n)]
     if topology == "ring":
