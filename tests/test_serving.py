@@ -248,3 +248,17 @@ def test_step_time_prefill_compute_bound_decode_memory_bound():
     assert dec["time"] == pytest.approx(dec["bytes"] / h100.hbm_bandwidth)
     assert dec["bytes"] == llm.weight_bytes("LLaMA-3-8B") + 1025 * llm.kv_cache_bytes_per_token("LLaMA-3-8B")
     assert pre["flops"] == 4096 * llm.flops_per_token("LLaMA-3-8B", 4096)
+
+
+def test_batch_step_time_adds_sequences():
+    """A mixed step (decodes + a prompt chunk) reads the weights once: its bytes are the weights plus every
+    sequence's cache, its FLOPs the sum of the parts' FLOPs."""
+    cfg, chip = "LLaMA-3-8B", "H100 SXM"
+    w = llm.weight_bytes(cfg)
+    mixed = serving.batch_step_time(cfg, chip, [(1, 100)] * 3 + [(512, 0)])
+    parts = [serving.batch_step_time(cfg, chip, [s]) for s in [(1, 100)] * 3 + [(512, 0)]]
+    assert mixed["flops"] == sum(p["flops"] for p in parts)
+    assert mixed["bytes"] == sum(p["bytes"] for p in parts) - 3 * w
+    assert mixed["tokens"] == 515
+    with pytest.raises(ValueError, match="kv_len must be"):
+        serving.batch_step_time(cfg, chip, [(1, -1)])

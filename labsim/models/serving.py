@@ -399,29 +399,46 @@ def lora_params(cfg, rank: int, targets=LORA_TARGETS) -> int:
     return cfg.n_layers * sum(rank * sum(shapes[t].shape) for t in targets)
 
 
-def step_time(cfg, chip, *, batch: int, new_tokens: int = 1, kv_len: int = 0, dtype="bfloat16") -> dict[str, float]:
-    """Roofline time of one forward step of the whole model (labsim's closed form, one kernel's worth of
-    bound per step): ``batch`` sequences, each adding ``new_tokens`` after ``kv_len`` cached positions.
+def batch_step_time(cfg, chip, seqs, *, dtype="bfloat16") -> dict[str, float]:
+    """Roofline time of one forward step of the whole model over a batch of sequences, labsim's closed
+    form: ``seqs`` is a list of (new_tokens, kv_len), each sequence adding ``new_tokens`` after ``kv_len``
+    cached positions (a decode is (1, L); a prompt chunk is (C, already done)).
 
-    FLOPs = 2 · matmul params · tokens + attention over kv_len + new_tokens positions;
-    bytes = the weights once + the KV cache read once per sequence + new K, V written.
-    Time = max(FLOPs / matrix peak, bytes / HBM bandwidth).
+    FLOPs = 2 · matmul params · all new tokens + QKᵀ and PV of each new token over the positions it sees
+    (all ``kv_len + new_tokens``, no causal discount, as :func:`labsim.llm.flops_per_token`);
+    bytes = the weights once + each sequence's KV cache read once and its new K, V written.
+    Time = max(FLOPs / matrix peak, bytes / HBM bandwidth): one bound for the whole step, as if every
+    kernel were at the same limit (an optimistic simplification).
     """
     cfg, chip = llm.get(cfg), get_chip(chip)
-    batch, new_tokens = _pos(batch, "batch", "step_time"), _pos(new_tokens, "new_tokens", "step_time")
-    tokens = batch * new_tokens
-    flops = 2 * llm.matmul_params(cfg) * tokens + llm.attention_flops_per_token(cfg, kv_len + new_tokens) * tokens
+    if not seqs:
+        raise ValueError("batch_step_time: no sequences")
+    flops = nbytes = tokens = 0
     kvb = llm.kv_cache_bytes_per_token(cfg, dtype)
-    nbytes = llm.weight_bytes(cfg, dtype) + batch * kvb * (kv_len + new_tokens)
+    for t, L in seqs:
+        t = _pos(t, "new_tokens", "batch_step_time")
+        if isinstance(L, bool) or not isinstance(L, numbers.Integral) or L < 0:
+            raise ValueError(f"batch_step_time: kv_len must be a whole number >= 0, got {L!r}")
+        tokens += t
+        flops += 2 * llm.matmul_params(cfg) * t + llm.attention_flops_per_token(cfg, L + t) * t
+        nbytes += kvb * (L + t)
+    nbytes += llm.weight_bytes(cfg, dtype)
+    if dtype not in chip.matrix_flops:
+        raise ValueError(f"batch_step_time: {chip.name} has no matrix rate for {dtype}; it has {list(chip.matrix_flops)}")
     peak, bw = chip.matrix_flops[dtype], chip.hbm_bandwidth
     t = max(flops / peak, nbytes / bw)
-    return {"flops": flops, "bytes": nbytes, "intensity": flops / nbytes, "time": t,
+    return {"tokens": tokens, "flops": flops, "bytes": nbytes, "intensity": flops / nbytes, "time": t,
             "compute_time": flops / peak, "memory_time": nbytes / bw,
-            "bound": "compute" if flops / peak >= nbytes / bw else "memory",
-            "flops_used": flops / t / peak}
+            "bound": "compute" if flops / peak >= nbytes / bw else "memory", "flops_used": flops / t / peak}
+
+
+def step_time(cfg, chip, *, batch: int, new_tokens: int = 1, kv_len: int = 0, dtype="bfloat16") -> dict[str, float]:
+    """:func:`batch_step_time` for ``batch`` equal sequences of ``new_tokens`` after ``kv_len`` cached ones."""
+    batch = _pos(batch, "batch", "step_time")
+    return batch_step_time(cfg, chip, [(new_tokens, kv_len)] * batch, dtype=dtype)
 
 
 __all__ = ["attention_traffic", "attention_flops", "flash_attention", "attention_reference", "Request",
            "random_requests", "AllocationResult", "simulate_kv_allocation", "speculative_expected_tokens",
            "speculative_speedup", "simulate_speculative", "block_hashes", "shared_prefix_requests",
-           "prefix_cache", "LORA_TARGETS", "lora_params", "step_time"]
+           "prefix_cache", "LORA_TARGETS", "lora_params", "batch_step_time", "step_time"]
