@@ -217,6 +217,7 @@ def simulate_kv_allocation(requests, capacity: int, *, scheme: str = "paged", bl
     finished = preempted = 0
     snap = snap_owner = None
     step = 0
+    n_res = 0  # contiguous: slots reserved
 
     def free_ranges():
         f = np.concatenate([[0], (owner < 0).astype(np.int8), [0]])
@@ -242,6 +243,7 @@ def simulate_kv_allocation(requests, capacity: int, *, scheme: str = "paged", bl
                     ext = free_total if free_total >= want else 0
                     break
                 owner[fit[0]:fit[0] + want] = r.id
+                n_res += want
             else:
                 need = math.ceil((r.prompt + 1) / block)
                 if len(free) < need:
@@ -270,6 +272,7 @@ def simulate_kv_allocation(requests, capacity: int, *, scheme: str = "paged", bl
                     preempted += 1
                     if victim == rid:
                         break
+        st_end = {i: st["req"].prompt + max_new for i, st in running.items()}
         for rid in [i for i, st in running.items() if st["tokens"] >= st["req"].prompt + st["req"].output]:
             if scheme == "paged":
                 for b in held.pop(rid, []):
@@ -278,10 +281,11 @@ def simulate_kv_allocation(requests, capacity: int, *, scheme: str = "paged", bl
                 free.sort()
             else:
                 owner[owner == rid] = -1
+                n_res -= st_end[rid]
             del running[rid]
             finished += 1
         used.append(sum(st["tokens"] for st in running.values()))
-        reserved.append(int((owner >= 0).sum()))
+        reserved.append((nblocks - len(free)) * block if scheme == "paged" else n_res)
         external.append(ext)
         nrun.append(len(running))
         if snapshot_step is not None and step == snapshot_step:
