@@ -56,7 +56,7 @@ from .machines.events import HOST_CHIP, Direction, Event, EventKind, Trace, Unit
 from .machines.roofline import (Bound, KernelCost, OutOfMemory, OutOfMemoryError, ProgramCost, estimate,
                                 kernel_cost, memory_check)
 from .machines.runtime import RunResult, simulate
-from .models import counting, llm
+from .models import counting, llm, serving
 from .peers import parity
 from .support.tables import Table
 
@@ -64,7 +64,7 @@ from .support.tables import Table
 # stand for the modules in their floors: one module object under two names, not a copy.
 for _name, _mod in {"numpy": numpy, "nn": nn, "autodiff": autodiff, "ops": ops, "dtypes": dtypes,
                     "passes": passes, "blocks": blocks, "tree_util": tree_util, "cost": cost, "host": host,
-                    "counting": counting, "llm": llm, "parity": parity, "simt": simt, "systolic": systolic,
+                    "counting": counting, "llm": llm, "serving": serving, "parity": parity, "simt": simt, "systolic": systolic,
                     "tiling": tiling, "tpu": tpu, "collectives": collectives}.items():
     _sys.modules[f"{__name__}.{_name}"] = _mod
 del _name, _mod
@@ -78,7 +78,7 @@ __all__ = [
     "TreeDef", "tree_flatten", "tree_unflatten", "tree_leaves", "tree_structure", "tree_map", "tree_util",
     "Chip", "ChipKind", "Link", "Unit", "hardware", "ops", "dtypes", "numpy", "nn",
     "estimate", "kernel_cost", "KernelCost", "ProgramCost", "Bound", "OutOfMemory", "OutOfMemoryError",
-    "memory_check", "passes", "assign_buffers", "llm", "counting", "parity", "host", "blocks", "simt", "systolic",
+    "memory_check", "passes", "assign_buffers", "llm", "serving", "counting", "parity", "host", "blocks", "simt", "systolic",
     "tiling", "tpu", "collectives",
     "simulate", "RunResult", "Event", "EventKind", "Trace", "UnitId", "UnitKind", "Direction", "HOST_CHIP", "Table",
 ]

@@ -150,6 +150,7 @@ def test_the_checks_can_fail():
 
 @pytest.mark.parametrize("alias, real", [("numpy", "labsim.frontend.numpy"), ("nn", "labsim.frontend.nn"),
                                          ("passes", "labsim.compiler.passes"), ("llm", "labsim.models.llm"),
+                                         ("serving", "labsim.models.serving"),
                                          ("ops", "labsim.core.ops"), ("cost", "labsim.machines.roofline"),
                                          ("host", "labsim.machines.host"), ("blocks", "labsim.compiler.blocks"),
                                          ("simt", "labsim.machines.simt"), ("tpu", "labsim.machines.tpu"),

@@ -280,6 +280,91 @@ def layer_fn(cfg: TransformerConfig, part: str, causal: bool = True):
     return f
 
 
+# ----------------------------------------------------------------------------------------------
+# one decode step with a KV cache
+DECODE_PARTS = ("attention", "block")
+
+
+def decode_attention(cfg: TransformerConfig, x, k_cache, v_cache, wq, wk, wv, wo,
+                     bq=None, bk=None, bv=None, bo=None):
+    """Attention for ``T`` new tokens ``x`` (batch, T, d_model) that attend to a KV cache of ``L`` earlier
+    positions (``k_cache``, ``v_cache``: batch, n_kv_heads, L, head_dim) and to themselves (causally).
+
+    The new tokens' keys and values are computed and joined to the cache, so the scores span ``L + T``
+    positions. Returns the attention output only: writing the new keys and values back into the cache
+    (2 · n_kv_heads · head_dim numbers per token) is left out of labsim's program.
+    """
+    B, T, d = x.shape
+    H, KV, hd = cfg.n_heads, cfg.kv_heads, cfg.head_dim
+    if tuple(k_cache.shape[:2]) != (B, KV) or k_cache.shape[-1] != hd or tuple(v_cache.shape) != tuple(k_cache.shape):
+        raise ValueError(f"decode_attention: the caches must be (batch={B}, n_kv_heads={KV}, L, head_dim={hd}), "
+                         f"got k_cache {tuple(k_cache.shape)} and v_cache {tuple(v_cache.shape)}")
+    L = k_cache.shape[2]
+    q = _split_heads(_linear(x, wq, bq), H, hd)
+    k = lnp.concatenate([k_cache, _split_heads(_linear(x, wk, bk), KV, hd)], axis=2)
+    v = lnp.concatenate([v_cache, _split_heads(_linear(x, wv, bv), KV, hd)], axis=2)
+    N = L + T
+    if KV != H:  # repeat each KV head for H/KV query heads (no FLOPs)
+        rep = H // KV
+        k = lnp.reshape(lnp.broadcast_to(lnp.reshape(k, (B, KV, 1, N, hd)), (B, KV, rep, N, hd)), (B, H, N, hd))
+        v = lnp.reshape(lnp.broadcast_to(lnp.reshape(v, (B, KV, 1, N, hd)), (B, KV, rep, N, hd)), (B, H, N, hd))
+    s = (q @ lnp.swapaxes(k, -1, -2)) * (1.0 / math.sqrt(hd))
+    if T > 1:  # new token t sees the cache and new tokens 0..t
+        mask = np.arange(N)[None, :] <= (L + np.arange(T))[:, None]
+        s = lnp.where(mask, s, -1e30)
+    p = nn.softmax(s, axis=-1)
+    o = lnp.reshape(lnp.transpose(p @ v, (0, 2, 1, 3)), (B, T, d))
+    return _linear(o, wo, bo)
+
+
+def decode_specs(cfg: TransformerConfig | str, part: str, batch: int, kv_len: int, new_tokens: int = 1,
+                 dtype="float32") -> list[ShapeDtype]:
+    """The argument shapes of :func:`decode_fn`: x, k_cache, v_cache, then ``param_specs(cfg, part)``."""
+    cfg = get(cfg)
+    if part not in DECODE_PARTS:
+        raise ValueError(f"decode_specs: unknown decode part {part!r}; parts are {list(DECODE_PARTS)}")
+    batch = _positive_int(batch, "batch", "decode_specs")
+    kv_len = _positive_int(kv_len, "kv_len", "decode_specs")
+    new_tokens = _positive_int(new_tokens, "new_tokens", "decode_specs")
+    cache = ShapeDtype((batch, cfg.kv_heads, kv_len, cfg.head_dim), dtype)
+    return [ShapeDtype((batch, new_tokens, cfg.d_model), dtype), cache, cache] + \
+        [s for _, s in param_specs(cfg, part, dtype)]
+
+
+def decode_fn(cfg: TransformerConfig | str, part: str = "block"):
+    """A function ``f(x, k_cache, v_cache, *params)``: ``part`` ("attention" or "block") of one layer for
+    new tokens that attend to a KV cache. Trace it with ``ls.trace(f, *decode_specs(cfg, part, B, L))``."""
+    cfg = get(cfg)
+    if part not in DECODE_PARTS:
+        raise ValueError(f"decode_fn: unknown decode part {part!r}; parts are {list(DECODE_PARTS)}")
+    names = [n for n, _ in param_specs(cfg, part)]
+    att_names = ("wq", "wk", "wv", "wo", "bq", "bk", "bv", "bo")
+
+    def f(x, k_cache, v_cache, *params):
+        p = dict(zip(names, params))
+        att = [p.get(k) for k in att_names]
+        if part == "attention":
+            return decode_attention(cfg, x, k_cache, v_cache, *att)
+        n1 = _norm(cfg, x, p["ln1_w"], p.get("ln1_b"))
+        h = x + decode_attention(cfg, n1, k_cache, v_cache, *att)
+        n2 = _norm(cfg, h, p["ln2_w"], p.get("ln2_b"))
+        return h + mlp(cfg, n2, *[p[n] for n in names if n[:1] in "wb" and n not in att_names])
+
+    f.__name__ = f"decode_{part}"
+    return f
+
+
+def decode_flops(cfg: TransformerConfig | str, batch: int, kv_len: int, new_tokens: int = 1) -> int:
+    """Matrix-product FLOPs of one layer's decode step: ``batch · T`` tokens through the layer matrices
+    (2 per multiply-accumulate) plus scores and PV over ``kv_len + T`` positions: 2 · 2 · H · hd each."""
+    cfg = get(cfg)
+    d, kv, f = cfg.d_model, cfg.kv_heads * cfg.head_dim, cfg.d_ff
+    mats = 2 * d * d + 2 * d * kv + (2 if cfg.mlp == "gelu" else 3) * d * f
+    tokens = batch * new_tokens
+    return 2 * tokens * mats + 4 * tokens * (kv_len + new_tokens) * cfg.n_heads * cfg.head_dim
+
+
 __all__ = ["TransformerConfig", "PRESETS", "get", "param_count", "matmul_params", "flops_per_token",
            "attention_flops_per_token", "flops_split", "weight_bytes", "kv_cache_bytes_per_token",
-           "attention_params", "mlp_params", "layer_params", "param_specs", "layer_fn", "attention", "mlp"]
+           "attention_params", "mlp_params", "layer_params", "param_specs", "layer_fn", "attention", "mlp",
+           "decode_attention", "decode_fn", "decode_specs", "decode_flops", "DECODE_PARTS"]

@@ -1,0 +1,448 @@
+"""Serving a language model: attention traffic, a FlashAttention reference, KV-cache allocators,
+speculative decoding, prefix caching, LoRA adapters and the roofline time of a serving step.
+
+Introduced in "LLM inference". Every function here is a closed form or a small seeded simulation,
+labsim's simplification of what serving systems do; the chapter names its sources.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..core.dtypes import itemsize
+from ..hardware import get as get_chip
+from . import llm
+
+
+def _pos(v, name: str, where: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+        raise ValueError(f"{where}: {name} must be a whole number >= 1, got {v!r}")
+    return int(v)
+
+
+# ----------------------------------------------------------------------------------------------
+# attention traffic: the unfused program vs a tiled, fused kernel
+def attention_traffic(seq: int, head_dim: int, heads: int = 1, *, block: int = 128, fused: bool = True,
+                      batch: int = 1, dtype="bfloat16") -> dict[str, int]:
+    """HBM bytes of non-causal attention O = softmax(Q Kᵀ) V over ``seq`` positions, by array.
+
+    Unfused (three kernels: S = QKᵀ, P = softmax(S), O = PV): Q and K are read, S (seq × seq) written,
+    S read and P written, P and V read, O written: 4·seq·d + 4·seq² elements per head.
+    Fused (labsim's model of FlashAttention's loop order, one query block of ``block`` rows at a time):
+    each query block is read once and its output written once; K and V are read once per query block,
+    ceil(seq / block) times in all; S and P stay on chip: 2·seq·d + 2·seq·d·ceil(seq/block) per head.
+    """
+    seq, head_dim = _pos(seq, "seq", "attention_traffic"), _pos(head_dim, "head_dim", "attention_traffic")
+    heads, batch = _pos(heads, "heads", "attention_traffic"), _pos(batch, "batch", "attention_traffic")
+    block = _pos(block, "block", "attention_traffic")
+    e = itemsize(dtype) * heads * batch
+    nd = seq * head_dim
+    if fused:
+        passes = math.ceil(seq / block)
+        out = {"Q": nd, "K": nd * passes, "V": nd * passes, "S and P": 0, "O": nd}
+    else:
+        out = {"Q": nd, "K": nd, "V": nd, "S and P": 4 * seq * seq, "O": nd}
+    out = {k: v * e for k, v in out.items()}
+    out["total"] = sum(out.values())
+    return out
+
+
+def attention_flops(seq: int, head_dim: int, heads: int = 1, batch: int = 1) -> int:
+    """QKᵀ and PV, non-causal: 2 · 2 · seq² · head_dim per head (the softmax not counted)."""
+    return 4 * seq * seq * head_dim * heads * batch
+
+
+def flash_attention(q, k, v, *, block: int = 64, causal: bool = False, scale: float | None = None):
+    """softmax(q kᵀ · scale) v computed block by block with the online softmax, in NumPy.
+
+    ``q`` (..., Sq, d), ``k`` and ``v`` (..., Sk, d). The loop goes over query blocks; for each it streams
+    key/value blocks and keeps a running maximum ``m``, a running sum ``l`` and an unnormalised output
+    ``acc``, rescaling them by exp(m_old − m_new) when the maximum grows. No Sq × Sk array is formed.
+    Returns ``(out, loaded)``: ``loaded`` counts the elements read from the inputs and written to ``out``
+    ({"Q", "K", "V", "O"}), for comparison with :func:`attention_traffic`.
+    """
+    q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
+    if q.ndim < 2 or k.shape != v.shape or k.shape[:-2] != q.shape[:-2] or k.shape[-1] != q.shape[-1]:
+        raise ValueError(f"flash_attention: q must be (..., Sq, d) and k, v both (..., Sk, d) with the same "
+                         f"leading axes and d; got q {q.shape}, k {k.shape}, v {v.shape}")
+    block = _pos(block, "block", "flash_attention")
+    Sq, d = q.shape[-2:]
+    Sk = k.shape[-2]
+    if causal and Sq != Sk:
+        raise ValueError(f"flash_attention: causal needs as many queries as keys, got {Sq} and {Sk}")
+    scale = 1.0 / math.sqrt(d) if scale is None else scale
+    lead = int(np.prod(q.shape[:-2], dtype=np.int64))
+    out = np.empty_like(q)
+    loaded = {"Q": 0, "K": 0, "V": 0, "O": 0}
+    for i0 in range(0, Sq, block):
+        qi = q[..., i0:i0 + block, :]
+        rows = qi.shape[-2]
+        loaded["Q"] += lead * rows * d
+        m = np.full(qi.shape[:-1], -np.inf)
+        l = np.zeros(qi.shape[:-1])
+        acc = np.zeros(qi.shape)
+        for j0 in range(0, Sk, block):
+            if causal and j0 > i0 + rows - 1:
+                break  # every key in this block is in the future of every query in the query block
+            kj, vj = k[..., j0:j0 + block, :], v[..., j0:j0 + block, :]
+            loaded["K"] += lead * kj.shape[-2] * d
+            loaded["V"] += lead * vj.shape[-2] * d
+            s = (qi @ np.swapaxes(kj, -1, -2)) * scale
+            if causal:
+                s = np.where(np.arange(j0, j0 + kj.shape[-2])[None, :] <= np.arange(i0, i0 + rows)[:, None],
+                             s, -np.inf)
+            m_new = np.maximum(m, s.max(axis=-1))
+            alpha = np.exp(m - m_new)  # rescales what was summed under the old maximum
+            p = np.exp(s - m_new[..., None])
+            l = l * alpha + p.sum(axis=-1)
+            acc = acc * alpha[..., None] + p @ vj
+            m = m_new
+        out[..., i0:i0 + rows, :] = acc / l[..., None]
+        loaded["O"] += lead * rows * d
+    return out, loaded
+
+
+def attention_reference(q, k, v, *, causal: bool = False, scale: float | None = None):
+    """softmax(q kᵀ · scale) v with the whole score matrix, in NumPy (the unfused algorithm)."""
+    q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    s = (q @ np.swapaxes(k, -1, -2)) * scale
+    if causal:
+        s = np.where(np.tril(np.ones(s.shape[-2:], dtype=bool)), s, -np.inf)
+    s = s - s.max(axis=-1, keepdims=True)
+    p = np.exp(s)
+    return (p / p.sum(axis=-1, keepdims=True)) @ v
+
+
+# ----------------------------------------------------------------------------------------------
+# KV-cache allocation: contiguous max-length reservations vs paged blocks
+@dataclass(frozen=True)
+class Request:
+    id: int
+    arrival: int  # step at which it arrives
+    prompt: int  # prompt tokens
+    output: int  # tokens it will generate (unknown to the allocator)
+
+
+def random_requests(n: int, *, seed: int = 0, prompt=(16, 256), output=(16, 512), rate: float = 1.0) -> list[Request]:
+    """``n`` requests with uniform random prompt and output lengths (inclusive ranges) and Poisson
+    arrivals, ``rate`` per step on average; seeded, so the same call gives the same stream."""
+    n = _pos(n, "n", "random_requests")
+    rng = np.random.default_rng(seed)
+    gaps = rng.exponential(1.0 / rate, n) if rate > 0 else np.zeros(n)
+    t = np.floor(np.cumsum(gaps)).astype(int)
+    p = rng.integers(prompt[0], prompt[1] + 1, n)
+    o = rng.integers(output[0], output[1] + 1, n)
+    return [Request(i, int(t[i]), int(p[i]), int(o[i])) for i in range(n)]
+
+
+@dataclass
+class AllocationResult:
+    """Per-step totals (in token slots) of one allocator run, and a snapshot of memory at one step."""
+
+    scheme: str
+    capacity: int  # token slots
+    block: int
+    steps: int
+    used: np.ndarray  # tokens stored, per step
+    reserved: np.ndarray  # slots held by requests, per step
+    external: np.ndarray  # free slots the waiting request could not use, per step
+    running: np.ndarray  # requests holding memory, per step
+    finished: int
+    preempted: int
+    snapshot: np.ndarray = field(repr=False)  # per slot at snapshot_step: 0 free, 1 used, 2 reserved-unused
+    snapshot_owner: np.ndarray = field(repr=False)  # per slot: request id, -1 free
+    snapshot_step: int = 0
+
+    @property
+    def internal(self) -> np.ndarray:
+        return self.reserved - self.used
+
+    def summary(self) -> dict[str, float]:
+        """Time averages, as fractions of capacity, over the steps when something was running."""
+        busy = self.running > 0
+        c = self.capacity
+        avg = lambda a: float(a[busy].mean()) / c if busy.any() else 0.0
+        return {"scheme": self.scheme, "used": avg(self.used), "reserved": avg(self.reserved),
+                "internal": avg(self.internal), "external": avg(self.external),
+                "running": float(self.running[busy].mean()) if busy.any() else 0.0,
+                "finished": self.finished, "steps": self.steps, "preempted": self.preempted}
+
+
+def simulate_kv_allocation(requests, capacity: int, *, scheme: str = "paged", block: int = 16,
+                           max_new: int | None = None, snapshot_step: int | None = None,
+                           max_steps: int = 100_000) -> AllocationResult:
+    """Serve ``requests`` one decode token per running request per step, with KV memory of ``capacity``
+    token slots, and record how the memory is used.
+
+    ``scheme="contiguous"``: at admission a request reserves one contiguous range of prompt + ``max_new``
+    slots (the longest it might grow, since its output length is unknown; as systems before vLLM did;
+    first fit), held until it ends. ``max_new`` defaults to the longest output in ``requests``.
+    ``scheme="paged"``: memory is ``capacity // block`` blocks of ``block`` slots; a request holds
+    ceil(tokens / block) blocks, any blocks, taking a new one when its last fills; if none is free the
+    most recently admitted request is preempted (its blocks freed, it waits again and redoes its
+    prompt), as vLLM's recompute preemption does. Requests are admitted first come, first served.
+    External fragmentation is counted at each step where the first waiting request is refused although
+    the free slots add up to what it asks: those free slots are external waste.
+    """
+    if scheme not in ("paged", "contiguous"):
+        raise ValueError(f"simulate_kv_allocation: scheme must be 'paged' or 'contiguous', got {scheme!r}")
+    capacity, block = _pos(capacity, "capacity", "simulate_kv_allocation"), _pos(block, "block", "simulate_kv_allocation")
+    reqs = sorted(requests, key=lambda r: (r.arrival, r.id))
+    if not reqs:
+        raise ValueError("simulate_kv_allocation: no requests")
+    longest_out = max(r.output for r in reqs)
+    max_new = longest_out if max_new is None else _pos(max_new, "max_new", "simulate_kv_allocation")
+    if max_new < longest_out:
+        raise ValueError(f"simulate_kv_allocation: max_new {max_new} is shorter than a request's output "
+                         f"({longest_out} tokens)")
+    longest = max(r.prompt + (max_new if scheme == "contiguous" else r.output) for r in reqs)
+    nblocks = capacity // block
+    room = capacity if scheme == "contiguous" else nblocks * block
+    if longest > room:
+        raise ValueError(f"simulate_kv_allocation: a request needs {longest} slots but the {scheme} memory "
+                         f"holds {room} ({'capacity' if scheme == 'contiguous' else f'{nblocks} blocks of {block}'})")
+    owner = np.full(capacity, -1, dtype=np.int64)  # slot -> request id
+    free = list(range(nblocks))  # paged: free block numbers, lowest first
+    held: dict[int, list[int]] = {}  # paged: request id -> its blocks
+    waiting: list[Request] = []
+    pending = list(reqs)
+    running: dict[int, dict] = {}  # id -> {"req", "tokens", "order"}
+    order = 0
+    used, reserved, external, nrun = [], [], [], []
+    finished = preempted = 0
+    snap = snap_owner = None
+    step = 0
+    n_res = 0  # contiguous: slots reserved
+
+    def free_ranges():
+        f = np.concatenate([[0], (owner < 0).astype(np.int8), [0]])
+        edges = np.flatnonzero(np.diff(f))
+        return list(zip(edges[::2], edges[1::2] - edges[::2]))  # (start, length)
+
+    def take_block(rid):
+        b = free.pop(0)
+        held.setdefault(rid, []).append(b)
+        owner[b * block:(b + 1) * block] = rid
+
+    while (pending or waiting or running) and step < max_steps:
+        while pending and pending[0].arrival <= step:
+            waiting.append(pending.pop(0))
+        ext = 0
+        while waiting:  # admit first come, first served
+            r = waiting[0]
+            if scheme == "contiguous":
+                want = r.prompt + max_new
+                fit = next(((s0, n) for s0, n in free_ranges() if n >= want), None)
+                if fit is None:
+                    free_total = int((owner < 0).sum())
+                    ext = free_total if free_total >= want else 0
+                    break
+                owner[fit[0]:fit[0] + want] = r.id
+                n_res += want
+            else:
+                need = math.ceil((r.prompt + 1) / block)
+                if len(free) < need:
+                    break
+                for _ in range(need):
+                    take_block(r.id)
+            waiting.pop(0)
+            running[r.id] = {"req": r, "tokens": r.prompt, "order": order}
+            order += 1
+        for rid in sorted(running, key=lambda i: running[i]["order"]):  # one decode step
+            if rid not in running:
+                continue
+            st = running[rid]
+            st["tokens"] += 1
+            if scheme == "paged":
+                while len(held.get(rid, ())) * block < st["tokens"]:
+                    if free:
+                        take_block(rid)
+                        continue
+                    victim = max(running, key=lambda i: running[i]["order"])
+                    for b in held.pop(victim, []):
+                        owner[b * block:(b + 1) * block] = -1
+                        free.append(b)
+                    free.sort()
+                    waiting.insert(0, running.pop(victim)["req"])
+                    preempted += 1
+                    if victim == rid:
+                        break
+        st_end = {i: st["req"].prompt + max_new for i, st in running.items()}
+        for rid in [i for i, st in running.items() if st["tokens"] >= st["req"].prompt + st["req"].output]:
+            if scheme == "paged":
+                for b in held.pop(rid, []):
+                    owner[b * block:(b + 1) * block] = -1
+                    free.append(b)
+                free.sort()
+            else:
+                owner[owner == rid] = -1
+                n_res -= st_end[rid]
+            del running[rid]
+            finished += 1
+        used.append(sum(st["tokens"] for st in running.values()))
+        reserved.append((nblocks - len(free)) * block if scheme == "paged" else n_res)
+        external.append(ext)
+        nrun.append(len(running))
+        if snapshot_step is not None and step == snapshot_step:
+            snap_owner = owner.copy()
+            snap = np.where(owner < 0, 0, 2)
+            for rid, st in running.items():
+                slots = (np.concatenate([np.arange(b * block, (b + 1) * block) for b in held[rid]])
+                         if scheme == "paged" else np.flatnonzero(owner == rid))
+                snap[slots[: st["tokens"]]] = 1
+        step += 1
+    if snap is None:
+        snap, snap_owner = np.zeros(capacity, dtype=np.int64), np.full(capacity, -1)
+    return AllocationResult(scheme, capacity, block, step, np.array(used), np.array(reserved), np.array(external),
+                            np.array(nrun), finished, preempted, snap, snap_owner,
+                            snapshot_step if snapshot_step is not None else -1)
+
+
+# ----------------------------------------------------------------------------------------------
+# speculative decoding
+def speculative_expected_tokens(alpha: float, k: int) -> float:
+    """Expected tokens produced per target-model step when a draft proposes ``k`` tokens, each accepted
+    with probability ``alpha`` independently (Leviathan et al. 2023): (1 − α^{k+1}) / (1 − α); k + 1 at α = 1."""
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"speculative_expected_tokens: alpha must be in [0, 1], got {alpha}")
+    k = int(k)
+    if k < 0:
+        raise ValueError(f"speculative_expected_tokens: k must be >= 0, got {k}")
+    return float(k + 1) if alpha == 1.0 else (1.0 - alpha ** (k + 1)) / (1.0 - alpha)
+
+
+def speculative_speedup(alpha: float, k: int, draft_cost: float) -> float:
+    """Wall-time speedup over plain decoding when a draft step costs ``draft_cost`` target steps:
+    expected tokens / (k · draft_cost + 1) (Leviathan et al. 2023, with the verify step costing one
+    target step, labsim's simplification)."""
+    if draft_cost < 0:
+        raise ValueError(f"speculative_speedup: draft_cost must be >= 0, got {draft_cost}")
+    return speculative_expected_tokens(alpha, k) / (k * draft_cost + 1.0)
+
+
+def simulate_speculative(alpha: float, k: int, steps: int, seed: int = 0) -> float:
+    """Monte-Carlo mean of tokens per target step: accept draft tokens while each passes a coin of
+    probability ``alpha``; the target then adds one token of its own (the correction, or a bonus token
+    when all ``k`` passed)."""
+    rng = np.random.default_rng(seed)
+    passed = rng.random((_pos(steps, "steps", "simulate_speculative"), k)) < alpha
+    accepted = np.where(passed.all(axis=1), k, np.argmin(passed, axis=1)) if k else np.zeros(steps, int)
+    return float(np.mean(accepted + 1))
+
+
+# ----------------------------------------------------------------------------------------------
+# automatic prefix caching: blocks named by a hash of their tokens and of everything before them
+def block_hashes(tokens, block: int) -> list[str]:
+    """A hash for each full block of ``tokens``: hash(previous block's hash, this block's tokens), so two
+    blocks match only if the whole prefix up to them matches. A partial last block gets none."""
+    block = _pos(block, "block", "block_hashes")
+    out, prev = [], ""
+    for i in range(0, len(tokens) - block + 1, block):
+        h = hashlib.sha256((prev + "|" + ",".join(map(str, tokens[i:i + block]))).encode()).hexdigest()[:16]
+        out.append(h)
+        prev = h
+    return out
+
+
+def shared_prefix_requests(n: int, *, prefixes: int = 4, prefix_len: int = 512, suffix=(16, 128),
+                           vocab: int = 32000, seed: int = 0) -> list[list[int]]:
+    """``n`` token lists: each starts with one of ``prefixes`` shared prompts (a system prompt, say) of
+    ``prefix_len`` tokens, then a random question of a length drawn from ``suffix``."""
+    rng = np.random.default_rng(seed)
+    pre = [rng.integers(0, vocab, prefix_len).tolist() for _ in range(_pos(prefixes, "prefixes", "shared_prefix_requests"))]
+    out = []
+    for _ in range(_pos(n, "n", "shared_prefix_requests")):
+        out.append(pre[int(rng.integers(len(pre)))] + rng.integers(0, vocab, int(rng.integers(suffix[0], suffix[1] + 1))).tolist())
+    return out
+
+
+def prefix_cache(requests, block: int = 16, capacity_blocks: int | None = None) -> dict[str, float]:
+    """Serve ``requests`` (token lists) in order with a cache of KV blocks keyed by :func:`block_hashes`;
+    a block found in the cache is reused, its prefill skipped. ``capacity_blocks``: evict the least
+    recently used block beyond it (None: unbounded). Returns the counts and the block hit rate."""
+    from collections import OrderedDict
+
+    cache: OrderedDict[str, None] = OrderedDict()
+    hits = misses = tokens = 0
+    for toks in requests:
+        tokens += len(toks)
+        for h in block_hashes(toks, block):
+            if h in cache:
+                hits += 1
+                cache.move_to_end(h)
+            else:
+                misses += 1
+                cache[h] = None
+                if capacity_blocks is not None and len(cache) > capacity_blocks:
+                    cache.popitem(last=False)
+    total = hits + misses
+    return {"hits": hits, "misses": misses, "hit_rate": hits / total if total else 0.0,
+            "tokens": tokens, "tokens_skipped": hits * block}
+
+
+# ----------------------------------------------------------------------------------------------
+# LoRA adapters and the time of a serving step
+LORA_TARGETS = ("wq", "wk", "wv", "wo")
+
+
+def lora_params(cfg, rank: int, targets=LORA_TARGETS) -> int:
+    """Parameters of one LoRA adapter: for each target matrix W (d_in × d_out) in every layer, A (d_in × r)
+    and B (r × d_out), r · (d_in + d_out) numbers (Hu et al. 2022)."""
+    cfg = llm.get(cfg)
+    rank = _pos(rank, "rank", "lora_params")
+    shapes = dict(llm.param_specs(cfg, "block"))
+    bad = [t for t in targets if t not in shapes or len(shapes[t].shape) != 2]
+    if bad:
+        raise ValueError(f"lora_params: {bad} are not weight matrices of {cfg.name}; "
+                         f"matrices are {[n for n, s in shapes.items() if len(s.shape) == 2]}")
+    return cfg.n_layers * sum(rank * sum(shapes[t].shape) for t in targets)
+
+
+def batch_step_time(cfg, chip, seqs, *, dtype="bfloat16") -> dict[str, float]:
+    """Roofline time of one forward step of the whole model over a batch of sequences, labsim's closed
+    form: ``seqs`` is a list of (new_tokens, kv_len), each sequence adding ``new_tokens`` after ``kv_len``
+    cached positions (a decode is (1, L); a prompt chunk is (C, already done)).
+
+    FLOPs = 2 · matmul params · all new tokens + QKᵀ and PV of each new token over the positions it sees
+    (all ``kv_len + new_tokens``, no causal discount, as :func:`labsim.llm.flops_per_token`);
+    bytes = the weights once + each sequence's KV cache read once and its new K, V written.
+    Time = max(FLOPs / matrix peak, bytes / HBM bandwidth): one bound for the whole step, as if every
+    kernel were at the same limit (an optimistic simplification).
+    """
+    cfg, chip = llm.get(cfg), get_chip(chip)
+    if not seqs:
+        raise ValueError("batch_step_time: no sequences")
+    flops = nbytes = tokens = 0
+    kvb = llm.kv_cache_bytes_per_token(cfg, dtype)
+    for t, L in seqs:
+        t = _pos(t, "new_tokens", "batch_step_time")
+        if isinstance(L, bool) or not isinstance(L, numbers.Integral) or L < 0:
+            raise ValueError(f"batch_step_time: kv_len must be a whole number >= 0, got {L!r}")
+        tokens += t
+        flops += 2 * llm.matmul_params(cfg) * t + llm.attention_flops_per_token(cfg, L + t) * t
+        nbytes += kvb * (L + t)
+    nbytes += llm.weight_bytes(cfg, dtype)
+    if dtype not in chip.matrix_flops:
+        raise ValueError(f"batch_step_time: {chip.name} has no matrix rate for {dtype}; it has {list(chip.matrix_flops)}")
+    peak, bw = chip.matrix_flops[dtype], chip.hbm_bandwidth
+    t = max(flops / peak, nbytes / bw)
+    return {"tokens": tokens, "flops": flops, "bytes": nbytes, "intensity": flops / nbytes, "time": t,
+            "compute_time": flops / peak, "memory_time": nbytes / bw,
+            "bound": "compute" if flops / peak >= nbytes / bw else "memory", "flops_used": flops / t / peak}
+
+
+def step_time(cfg, chip, *, batch: int, new_tokens: int = 1, kv_len: int = 0, dtype="bfloat16") -> dict[str, float]:
+    """:func:`batch_step_time` for ``batch`` equal sequences of ``new_tokens`` after ``kv_len`` cached ones."""
+    batch = _pos(batch, "batch", "step_time")
+    return batch_step_time(cfg, chip, [(new_tokens, kv_len)] * batch, dtype=dtype)
+
+
+__all__ = ["attention_traffic", "attention_flops", "flash_attention", "attention_reference", "Request",
+           "random_requests", "AllocationResult", "simulate_kv_allocation", "speculative_expected_tokens",
+           "speculative_speedup", "simulate_speculative", "block_hashes", "shared_prefix_requests",
+           "prefix_cache", "LORA_TARGETS", "lora_params", "batch_step_time", "step_time"]
