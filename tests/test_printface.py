@@ -431,3 +431,21 @@ def test_a_large_graph_drawing_keeps_its_labels_readable():
     printed_h_pt = mfig.axes[0].get_position().height * mfig.get_figheight() * 72
     assert h_pt > 9 * 72  # taller than a page at natural size ...
     assert printed_h_pt / h_pt * smallest >= pf.MIN_FONT_PT - 1e-3  # ... but its labels stay >= 8 pt
+
+
+def test_log_axis_with_tickvals_labels_each_value_and_the_legend_shows_line_and_marker():
+    import plotly.graph_objects as go
+
+    devices = [2, 4, 8, 16, 32, 64, 128, 256]
+    fig = go.Figure(go.Scatter(x=devices, y=[1 + 1 / d for d in devices], mode="lines+markers", name="ring",
+                               line=dict(dash="dash"), marker=dict(symbol="diamond-open", size=12)))
+    fig.add_trace(go.Scatter(x=devices, y=[2.0] * 8, mode="lines", name="flat"))
+    fig.update_xaxes(type="log", tickvals=devices)
+    mfig = pf.to_matplotlib(fig)
+    ax = mfig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == [str(d) for d in devices]
+    assert list(ax.get_xticks()) == devices and len(ax.xaxis.get_minorticklocs()) == 0
+    handles = {t.get_text(): h for h, t in zip(mfig.legends[0].legend_handles, mfig.legends[0].get_texts())}
+    ring = handles["ring"]
+    assert ring.get_marker() == "D" and ring.get_markerfacecolor() == "none" and ring.get_linestyle() != "None"
+    assert handles["flat"].get_marker() in ("None", None, "")

@@ -698,10 +698,13 @@ def _scatter(A, t, traces, i, ctx):
             A.ax.scatter(x, y, s=s, marker=sym, facecolors="none" if open_ else cols,
                          edgecolors=cols if open_ else edges,
                          linewidths=float(mline.get("width", 1.5 if open_ else 0)) * PT_PER_PX, zorder=3)
-        if handle is None or "lines" not in mode:
-            handle = Line2D([], [], color=cols[0] if cols else lc, marker=sym, linestyle="none",
-                            markersize=float(sizes[0] if sizes else 6) * PT_PER_PX,
-                            markerfacecolor="none" if open_ else (cols[0] if cols else lc))
+        with_line = handle is not None and "lines" in mode  # Plotly's legend shows the line and the marker
+        handle = Line2D([], [], color=(lc if with_line else (cols[0] if cols else lc)), marker=sym,
+                        linestyle=_dash(line.get("dash")) if with_line else "none",
+                        linewidth=lw if with_line else 0,
+                        markersize=float(sizes[0] if sizes else 6) * PT_PER_PX,
+                        markerfacecolor="none" if open_ else (cols[0] if cols else lc),
+                        markeredgecolor=cols[0] if cols else lc)
     if "text" in mode:
         texts = _seq(t.get("text"), n) or []
         tp = _seq(t.get("textposition", "middle center"), n)
@@ -835,8 +838,13 @@ def _axis(A, lay, ctx):
         tickvals, ticktext = axl.get("tickvals"), axl.get("ticktext")
         if tickvals is not None:
             tv = _pos(tickvals, cats) if cats is not None else [_num(v) for v in tickvals]
-            (ax.set_xticks if letter == "x" else ax.set_yticks)(tv, [_text(s) for s in ticktext] if ticktext is not None
-                                                                  else None)
+            labels = ([_text(s) for s in ticktext] if ticktext is not None else
+                      [_log_label(v) for v in tv] if log else None)  # as Plotly labels them: 2, 4, ..., 256
+            (ax.set_xticks if letter == "x" else ax.set_yticks)(tv, labels)
+            if log:  # only the given ticks: no unlabelled minor ticks and grid lines between them
+                from matplotlib.ticker import NullFormatter, NullLocator
+                axis.set_minor_locator(NullLocator())
+                axis.set_minor_formatter(NullFormatter())
         elif axl.get("dtick") not in (None, "") and not log and cats is None:
             from matplotlib.ticker import MultipleLocator
             try:
