@@ -1,1 +1,1 @@
-"""The support floor, below everything: preset lookup and plain HTML/Markdown tables (no plotting)."""
+"""The support floor, below everything: preset lookup, plain HTML/Markdown tables, words for numbers (no plotting)."""

@@ -12,6 +12,7 @@
 - :func:`programs` — the programs of a block kernel (``ls.blocks``) over their lanes, masked lanes idle.
 - :func:`save`, :func:`to_matplotlib` — the print face: any figure as SVG, PDF or PNG (GIF for an animation),
   drawn with matplotlib from the same Plotly figure (``fig.save(path)`` on every face object).
+- :func:`plural` — a number with its noun in the right grammatical number, for computed captions.
 - :func:`tabs` — several texts (IR dumps, listings) side by side as tabs; stacked sections without JavaScript.
 """
 from . import gpu
@@ -27,9 +28,10 @@ from .tabs import Tabs, tabs
 from .printface import save, to_matplotlib
 from . import tpu
 from . import collectives
+from ..support.text import plural
 
 __all__ = ["glue", "Figure", "Interactive", "in_book", "interactive", "show", "Animation", "animate", "control_kind",
            "ROLE", "TINT", "NEUTRAL", "SEQUENCE", "role", "GraphDrawing", "draw_graph", "pipeline_diagram",
            "KIND_COLORS", "OKABE_ITO", "bar_compare", "buffer_chart", "roofline", "style", "timeline",
            "Tabs", "tabs", "pass_figure", "pass_slider", "gpu", "tpu", "programs", "timeline_spans", "timeline_steps",
-           "save", "to_matplotlib", "collectives"]
+           "save", "to_matplotlib", "collectives", "plural"]
