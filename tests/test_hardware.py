@@ -166,11 +166,11 @@ def test_matrix_unit_is_the_fast_path_for_bf16(key):
 @pytest.mark.parametrize(
     "key, bf16, bw, cap",
     [
-        ("H100 SXM", 989.4e12, 3.35e12, 80e9),
-        ("H200", 989.4e12, 4.8e12, 141e9),
-        ("A100 80GB", 312e12, 2.039e12, 80e9),
-        ("TPU v5e", 197e12, 819e9, 16e9),
-        ("TPU v6e", 918e12, 1640e9, 32e9),
+        ("H100 SXM", 989.4e12, 3.35e12, 81559 * 2**20),
+        ("H200", 989.4e12, 4.8e12, 141 * 2**30),
+        ("A100 80GB", 312e12, 2.039e12, 81920 * 2**20),
+        ("TPU v5e", 197e12, 819e9, 16 * 2**30),
+        ("TPU v6e", 918e12, 1640e9, 32 * 2**30),
     ],
 )
 def test_facts_md_values(key, bf16, bw, cap):
@@ -309,3 +309,45 @@ def test_bad_core_counts_are_refused_by_name(attr, bad):
 
     with pytest.raises(ValueError, match=attr):
         dataclasses.replace(PRESETS["TPU v5e"], **{attr: bad})
+
+
+# HBM capacity in bytes as the vendor's tools report it (nvidia-smi / cudaGetDeviceProperties for
+# NVIDIA, Google's GiB figures and JAX's tpu_info for TPUs), never a binary "GB" read as 1e9 bytes.
+# (expected bytes, the unit the source states, a key the source must cite)
+CAPACITY = {
+    "A100 80GB": (81920 * 2**20, "MiB", "modal2025nvidiasmi"),  # nvidia-smi 81920MiB
+    "H100 SXM": (81559 * 2**20, "MiB", "modal2025nvidiasmi"),  # nvidia-smi 81559MiB
+    "H200": (141 * 2**30, "GiB", "nvidia2024h200"),  # datasheet 141GB, NVIDIA's binary GB
+    "B200": (round(178.35 * 2**30), "GiB", "pytorchao2026b200"),  # cudaGetDeviceProperties 178.35
+    "TPU v4": (32 * 2**30, "GiB", "google-tpu-v4"),
+    "TPU v5e": (16 * 2**30, "GiB", "jax-tpu-info"),
+    "TPU v5p": (95 * 2**30, "GiB", "google-tpu-v5p"),
+    "TPU v6e": (32 * 2**30, "GiB", "google-tpu7x"),
+    "TPU7x": (192 * 2**30, "GiB", "google-tpu7x"),
+    "CPU": (4 * 2**40, "TiB", "intel-ark-8480plus"),
+}
+
+
+def test_every_preset_has_a_capacity_row():
+    assert set(CAPACITY) == set(PRESETS), "a new preset needs its capacity in bytes in CAPACITY"
+
+
+@chips
+def test_capacity_is_in_bytes_as_the_vendor_tools_report_it(key):
+    chip = PRESETS[key]
+    expected, unit, bibkey = CAPACITY[key]
+    assert chip.hbm_capacity == expected, f"{key}: {chip.hbm_capacity:,} bytes, expected {expected:,}"
+    src = chip.sources["hbm_capacity"]
+    assert unit in src, f"{key}: the capacity's source must name its unit ({unit}): {src!r}"
+    assert bibkey in src, f"{key}: the capacity's source must cite {bibkey}: {src!r}"
+    # a binary capacity is never a whole number of decimal GB (the slip this test guards against)
+    assert chip.hbm_capacity % 10**9 != 0, f"{key}: {chip.hbm_capacity:,} looks like decimal GB"
+
+
+def test_h200_holds_llama3_70b_bf16_weights_with_little_to_spare():
+    from labsim.models import llm
+
+    w = llm.weight_bytes("LLaMA-3-70B")
+    spare = PRESETS["H200"].hbm_capacity - w
+    assert 0 < spare < 0.1 * w
+    assert PRESETS["H100 SXM"].hbm_capacity < w

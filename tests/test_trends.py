@@ -25,7 +25,7 @@ def test_new_tpu_presets_match_their_sources():
     # TPU7x 2,307 bf16 and 4,614 FP8 TFLOP/s, 192 GiB; How to Scale Your Model: TPU7x HBM 7.4e12 B/s.
     v4, v5p, v7 = PRESETS["TPU v4"], PRESETS["TPU v5p"], PRESETS["TPU7x"]
     assert (v4.peak_flops("bf16"), v4.hbm_bandwidth, v4.hbm_capacity) == (275e12, 1200e9, 32 * 2**30)
-    assert (v5p.peak_flops("bf16"), v5p.hbm_bandwidth, v5p.hbm_capacity) == (459e12, 2765e9, 95e9)
+    assert (v5p.peak_flops("bf16"), v5p.hbm_bandwidth, v5p.hbm_capacity) == (459e12, 2765e9, 95 * 2**30)
     assert v7.peak_flops("bf16") == pytest.approx(2307e12) and v7.peak_flops(FP8) == pytest.approx(4614e12)
     assert v7.hbm_bandwidth == 7.4e12 and v7.hbm_capacity == 192 * 2**30
     # FP8 on TPU7x is exactly twice bf16 (4614 = 2 x 2307), so its FP8 ridge is twice its bf16 ridge

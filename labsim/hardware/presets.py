@@ -9,9 +9,13 @@ Conventions (the "Hardware presets" page of the book explains them to readers):
 * FLOP rates are **dense** peaks. Vendors often quote rates "with sparsity" (2:4 structured
   sparsity), which are twice the dense rate; where a source gives only the sparse figure we halve it
   and say so beside the number.
-* Memory capacities follow the datasheet's unit: "GB" on an HBM datasheet is 1e9 bytes. Cache and
-  scratchpad sizes ("40 MB L2", "228 KB shared memory", "128 MiB VMEM") are binary units
-  (MiB = 2**20, KiB = 2**10), which is what the CUDA device properties report for them.
+* Memory capacities are the bytes the vendor's own tools report, with the unit named in the source.
+  NVIDIA's "80GB" and "141GB" of HBM are binary: nvidia-smi shows an A100 80GB as 81,920 MiB
+  (exactly 80 GiB, 85.9e9 bytes) and an H100 as 81,559 MiB (a little is reserved). Google's TPU
+  pages print GiB (v4, v5p, TPU7x, and v6e in the TPU7x page's table). So ``hbm_capacity`` is stored
+  in MiB or GiB (``_MiB``, ``_GiB``), never as decimal GB. Cache and scratchpad sizes ("40 MB L2",
+  "228 KB shared memory", "128 MiB VMEM") are binary too (MiB = 2**20, KiB = 2**10), which is what
+  the CUDA device properties report for them.
 * ``Link.bandwidth`` is one direction. NVIDIA quotes NVLink and PCIe as the sum of both
   directions ("900 GB/s", "128 GB/s"); we halve those figures.
 * Link latencies are 0: no primary source in ``book/references.bib`` gives them. A chapter that
@@ -25,9 +29,10 @@ from .chip import Chip, ChipKind, Link, SMLimits
 
 _T = 1e12  # tera
 _P = 1e15  # peta
-_GB = 1e9  # datasheet GB (decimal)
+_GB = 1e9  # decimal GB: bandwidths ("GB/s") only; memory capacities are binary (see above)
 _KiB = 2**10
 _MiB = 2**20
+_GiB = 2**30
 
 # --- NVIDIA ---------------------------------------------------------------------------------------
 
@@ -116,7 +121,7 @@ _A100 = Chip(
         "float64": 9.7 * _T,  # FLOP/s, datasheet "FP64 9.7 TFLOPS"
     },
     hbm_bandwidth=2039 * _GB,  # B/s, datasheet "GPU Memory Bandwidth 2,039 GB/s" (SXM 80GB)
-    hbm_capacity=80 * _GB,  # bytes, datasheet "80GB HBM2e" (GB = 1e9 as printed)
+    hbm_capacity=81920 * _MiB,  # bytes, nvidia-smi "81920MiB" = 80 GiB (datasheet "80GB HBM2e", binary GB)
     host_link=Link(
         "PCIe Gen4 x16",
         32 * _GB,  # B/s per direction: datasheet "PCIe Gen4: 64 GB/s" counts both directions
@@ -151,7 +156,8 @@ _A100 = Chip(
         "vector_flops.float32": "nvidia2021a100datasheet, FP32",
         "vector_flops.float64": "nvidia2021a100datasheet, FP64",
         "hbm_bandwidth": "nvidia2021a100datasheet, A100 80GB SXM column",
-        "hbm_capacity": "nvidia2021a100datasheet, A100 80GB SXM column",
+        "hbm_capacity": "modal2025nvidiasmi, nvidia-smi memory.total 81920 MiB (A100 80GB); "
+                        "nvidia2021a100datasheet, A100 80GB SXM column",
         "host_link": "nvidia2021a100datasheet, Interconnect",
         "chip_link": "nvidia2021a100datasheet, Interconnect",
         "onchip.L2": "nvidia2020amperearch, 40 GB HBM2 and 40 MB L2 cache",
@@ -184,7 +190,7 @@ _H100_SXM = Chip(
         "float64": 33.5 * _T,  # FLOP/s, "Peak FP64 TFLOPS (non-Tensor) 33.5" (datasheet: 34)
     },
     hbm_bandwidth=3.35e12,  # B/s, datasheet "GPU Memory Bandwidth 3.35TB/s" (H100 SXM)
-    hbm_capacity=80 * _GB,  # bytes, datasheet "GPU Memory 80GB" (GB = 1e9 as printed)
+    hbm_capacity=81559 * _MiB,  # bytes, nvidia-smi "81559MiB" (datasheet "GPU Memory 80GB", binary GB)
     host_link=Link(
         "PCIe Gen5 x16",
         64 * _GB,  # B/s per direction: datasheet "PCIe Gen5: 128GB/s" counts both directions
@@ -218,7 +224,8 @@ _H100_SXM = Chip(
         "vector_flops.float32": "nvidia2022hopperarch, H100 SXM5 specifications table",
         "vector_flops.float64": "nvidia2022hopperarch, H100 SXM5 specifications table",
         "hbm_bandwidth": "nvidia2022h100datasheet, H100 SXM column",
-        "hbm_capacity": "nvidia2022h100datasheet, H100 SXM column",
+        "hbm_capacity": "modal2025nvidiasmi, nvidia-smi memory.total 81559 MiB (H100); "
+                        "nvidia2022h100datasheet, H100 SXM column",
         "host_link": "nvidia2022h100datasheet, Interconnect",
         "chip_link": "nvidia2022h100datasheet, Interconnect",
         "onchip.L2": "nvidia2022hopperarch, H100 memory and cache",
@@ -255,7 +262,9 @@ _H200 = Chip(
         "float64": 34 * _T,  # FLOP/s, datasheet "FP64 34 TFLOPS"
     },
     hbm_bandwidth=4.8e12,  # B/s, datasheet "GPU Memory Bandwidth 4.8TB/s"
-    hbm_capacity=141 * _GB,  # bytes, datasheet "GPU Memory 141GB" (GB = 1e9 as printed)
+    # bytes: the datasheet's "141GB" read as NVIDIA's binary GB (141 GiB). nvidia-smi's total for the
+    # H200 is not in a source in references.bib; for A100 and H100 it is within 0.5 % of the binary figure.
+    hbm_capacity=141 * _GiB,
     host_link=Link(
         "PCIe Gen5 x16",
         64 * _GB,  # B/s per direction: datasheet "PCIe Gen5: 128GB/s" counts both directions
@@ -289,7 +298,8 @@ _H200 = Chip(
         "vector_flops.float32": "nvidia2024h200, FP32",
         "vector_flops.float64": "nvidia2024h200, FP64",
         "hbm_bandwidth": "nvidia2024h200, H200 SXM column",
-        "hbm_capacity": "nvidia2024h200, H200 SXM column",
+        "hbm_capacity": "nvidia2024h200, H200 SXM column, 141 GB read as GiB (NVIDIA's binary GB, "
+                        "as modal2025nvidiasmi shows for A100 and H100)",
         "host_link": "nvidia2024h200, Interconnect",
         "chip_link": "nvidia2024h200, Interconnect",
         "onchip.shared memory per SM": "nvidia-hopper-tuning, Unified Shared Memory/L1/Texture Cache",
@@ -298,7 +308,7 @@ _H200 = Chip(
         "launch_overhead": _GPU_LAUNCH_SRC,
         "launch_interval": _GPU_LAUNCH_INTERVAL_SRC,
     },
-    notes="Same GH100 compute as H100 SXM, with 141 GB of HBM3e at 4.8 TB/s. L2 size not recorded "
+    notes="Same GH100 compute as H100 SXM, with 141 GiB of HBM3e at 4.8 TB/s. L2 size not recorded "
     "(no primary source for H200). SM count and SFU rate taken from the H100 SXM5 configuration. "
     "min_kernel_time is a labsim assumption. Link latencies unset (0).",
 )
@@ -321,7 +331,9 @@ _B200 = Chip(
         "float32": 75 * _T,  # FLOP/s, HGX B200 "FP32 600 TFLOPS" (8 GPUs) / 8
     },
     hbm_bandwidth=8e12,  # B/s, DGX B200 "64 TB/s HBM3e bandwidth" (8 GPUs) / 8
-    hbm_capacity=180 * _GB,  # bytes, DGX B200 "1,440 GB total GPU memory" (8 GPUs) / 8
+    # bytes, cudaGetDeviceProperties totalGlobalMem "178.35 GB" (binary GB, printed to 0.01 GiB) on a
+    # B200 (pytorch/ao PR #4002); DGX B200 quotes "1,440 GB total GPU memory", 180 GiB per GPU.
+    hbm_capacity=round(178.35 * _GiB),
     host_link=Link(
         "PCIe Gen5 x16",
         64 * _GB,  # B/s per direction, the same Gen5 x16 link as H100 (MLPerf system description)
@@ -333,10 +345,12 @@ _B200 = Chip(
         source="nvidia2024dgxb200",
     ),
     onchip={
+        "L2": round(126.5 * _MiB),  # bytes, cudaGetDeviceProperties "L2 Cache Size: 126.50 MB" (binary MB)
         "shared memory per SM": 228 * _KiB,  # bytes, cc 10.0 limit (as cc 9.0)
         "register file per SM": 256 * _KiB,  # bytes, 65,536 32-bit registers per SM (cc 10.0)
     },
-    compute_unit_name="SM",  # compute_units left at its default: no primary source gives the count
+    compute_units=148,  # SMs, cudaGetDeviceProperties "Number of SMs: 148" (pytorch/ao PR #4002)
+    compute_unit_name="SM",
     launch_overhead=_GPU_LAUNCH,
     launch_interval=_GPU_LAUNCH_INTERVAL,
     # special_flops left out: without a sourced SM count and clock the per-SM SFU throughput gives no
@@ -351,7 +365,10 @@ _B200 = Chip(
         "matrix_flops.tf32": "nvidia2024hgx, HGX B200 TF32 Tensor Core (8 GPUs, with sparsity)",
         "vector_flops.float32": "nvidia2024hgx, HGX B200 FP32 (8 GPUs)",
         "hbm_bandwidth": "nvidia2024dgxb200, HBM3e bandwidth (8 GPUs)",
-        "hbm_capacity": "nvidia2024dgxb200, total GPU memory (8 GPUs)",
+        "hbm_capacity": "pytorchao2026b200, cudaGetDeviceProperties Total Global Memory 178.35 GiB; "
+                        "nvidia2024dgxb200, total GPU memory (8 GPUs)",
+        "compute_units": "pytorchao2026b200, cudaGetDeviceProperties Number of SMs 148",
+        "onchip.L2": "pytorchao2026b200, cudaGetDeviceProperties L2 Cache Size 126.50 MB (binary MB)",
         "host_link": "mlcommons2026nebiusb200, accelerator_host_interconnect",
         "chip_link": "nvidia2024dgxb200, NVLink bandwidth (aggregate over 8 GPUs)",
         "onchip.shared memory per SM": "nvidia-cuda-guide, Technical Specifications per Compute Capability",
@@ -360,9 +377,9 @@ _B200 = Chip(
         "launch_interval": _GPU_LAUNCH_INTERVAL_SRC,
     },
     notes="Per-GPU dense rates derived from NVIDIA's 8-GPU system figures, which are quoted with "
-    "sparsity (divide by 8, then by 2). The 180 GB is the DGX/HGX B200 part (some B200 "
-    "products quote 192 GB). SM count and L2 size are not in a primary source and are "
-    "left out; compute_units keeps its default. No SFU rate (no sourced SM count and clock): "
+    "sparsity (divide by 8, then by 2). Capacity, SM count and L2 size are what "
+    "cudaGetDeviceProperties reports on a DGX/HGX B200 (pytorch/ao PR #4002; some B200 products "
+    "quote 192 GB). No SFU rate (no sourced clock): "
     "transcendentals are charged at the fp32 rate. min_kernel_time is a labsim assumption. "
     "Link latencies unset (0).",
 )
@@ -387,7 +404,7 @@ _TPU_V5E = Chip(
     },
     vector_flops={},
     hbm_bandwidth=819 * _GB,  # B/s, "HBM2 capacity and bandwidth 16 GB, 819 GBps"
-    hbm_capacity=16 * _GB,  # bytes, "16 GB" as printed by Google Cloud (GB = 1e9)
+    hbm_capacity=16 * _GiB,  # bytes, "16 GB" on Google's page; JAX's tpu_info gives 17.2e9 bytes = 16 GiB
     host_link=Link(
         "PCIe",
         1.6e10,  # B/s, "PCIe bandwidth is typically around 1.6e10 bytes / second per TPU"
@@ -414,7 +431,8 @@ _TPU_V5E = Chip(
         "matrix_flops.bfloat16": "google-tpu-v5e, System architecture",
         "matrix_flops.int8": "google-tpu-v6e, System architecture (v5e column)",
         "hbm_bandwidth": "google-tpu-v5e, System architecture",
-        "hbm_capacity": "google-tpu-v5e, System architecture",
+        "hbm_capacity": "jax-tpu-info, hbm_capacity_bytes 17.2e9 (16 GiB) for TPU v5e; "
+                        "google-tpu-v5e, System architecture (16 GB)",
         "host_link": "austin2025scaling, How to Think About TPUs, TPU Specs",
         "chip_link": "austin2025scaling, How to Think About TPUs, TPU Specs (ICI table)",
         "onchip.VMEM": "austin2025scaling, How to Think About TPUs, What Is a TPU?",
@@ -437,7 +455,7 @@ _TPU_V6E = Chip(
     },
     vector_flops={},
     hbm_bandwidth=1640 * _GB,  # B/s, "HBM bandwidth per chip 1640 GBps"
-    hbm_capacity=32 * _GB,  # bytes, "HBM capacity per chip 32 GB" (GB = 1e9)
+    hbm_capacity=32 * _GiB,  # bytes, "HBM capacity per chip (GiB) 32" (v6e column of the TPU7x page)
     host_link=Link(
         "PCIe",
         3.2e10,  # B/s, "(3.2e10 for TPU v6e)" beside the PCIe bandwidth per TPU
@@ -458,7 +476,7 @@ _TPU_V6E = Chip(
         "matrix_flops.bfloat16": "google-tpu-v6e, System architecture",
         "matrix_flops.int8": "google-tpu-v6e, System architecture",
         "hbm_bandwidth": "google-tpu-v6e, System architecture",
-        "hbm_capacity": "google-tpu-v6e, System architecture",
+        "hbm_capacity": "google-tpu7x, System architecture (v6e column, HBM capacity per chip, 32 GiB)",
         "host_link": "austin2025scaling, How to Think About TPUs, TPU Specs",
         "chip_link": "austin2025scaling, How to Think About TPUs, TPU Specs (ICI table)",
         "matrix_unit": "google-tpu-arch, TPU architecture (MXU: 256 x 256 on v6e)",
@@ -484,7 +502,7 @@ _TPU_V4 = Chip(
     },
     vector_flops={},
     hbm_bandwidth=1200 * _GB,  # B/s, "HBM2 capacity and bandwidth 32 GiB, 1200 GBps"
-    hbm_capacity=32 * 2**30,  # bytes, "32 GiB" (binary, as printed)
+    hbm_capacity=32 * _GiB,  # bytes, "32 GiB" (binary, as printed)
     host_link=Link("PCIe", 1.6e10, source="austin2025scaling"),  # B/s, "typically around 1.6e10 ... per TPU"
     chip_link=Link("ICI (one of 6 links)", 4.5e10, source="austin2025scaling"),  # B/s one-way, "TPU v4p 4.5e10"
     compute_unit_name="MXU",
@@ -495,7 +513,7 @@ _TPU_V4 = Chip(
         "matrix_flops.bfloat16": "google-tpu-v4, System architecture (Peak compute per chip)",
         "matrix_flops.int8": "google-tpu-v4, System architecture (Peak compute per chip, bf16 or int8)",
         "hbm_bandwidth": "google-tpu-v4, System architecture (HBM2 capacity and bandwidth)",
-        "hbm_capacity": "google-tpu-v4, System architecture (HBM2 capacity and bandwidth)",
+        "hbm_capacity": "google-tpu-v4, System architecture (HBM2 capacity and bandwidth, 32 GiB)",
         "host_link": "austin2025scaling, How to Think About TPUs, TPU specs (PCIe per TPU)",
         "chip_link": "austin2025scaling, How to Think About TPUs, TPU specs (ICI table, TPU v4p)",
         "tensorcores": "google-tpu-v4, System architecture (each TPU v4 chip contains two TensorCores)",
@@ -513,7 +531,7 @@ _TPU_V5P = Chip(
     },
     vector_flops={},
     hbm_bandwidth=2765 * _GB,  # B/s, "HBM2e capacity and bandwidth 95 GB, 2765 GBps"
-    hbm_capacity=95 * _GB,  # bytes, "95 GB" as printed (usable; the chip has 96)
+    hbm_capacity=95 * _GiB,  # bytes, "HBM capacity per chip (GiB) 95" (usable; the chip has 96)
     host_link=Link("PCIe", 1.6e10, source="austin2025scaling"),  # B/s, "typically around 1.6e10 ... per TPU"
     chip_link=Link("ICI (one of 6 links)", 9e10, source="austin2025scaling"),  # B/s one-way, "TPU v5p 9.0e10"
     compute_unit_name="MXU",
@@ -523,7 +541,7 @@ _TPU_V5P = Chip(
     sources={
         "matrix_flops.bfloat16": "google-tpu-v5p, System architecture (Peak compute per chip, BF16)",
         "hbm_bandwidth": "google-tpu-v5p, System architecture (HBM2e capacity and bandwidth)",
-        "hbm_capacity": "google-tpu-v5p, System architecture (HBM2e capacity and bandwidth)",
+        "hbm_capacity": "google-tpu-v5p, System architecture (HBM capacity per chip, 95 GiB)",
         "host_link": "austin2025scaling, How to Think About TPUs, TPU specs (PCIe per TPU)",
         "chip_link": "austin2025scaling, How to Think About TPUs, TPU specs (ICI table, TPU v5p)",
         "tensorcores": "google-tpu-v5p, System architecture (Number of TensorCores per chip)",
@@ -542,7 +560,7 @@ _TPU7X = Chip(
     },
     vector_flops={},
     hbm_bandwidth=7.4e12,  # B/s, How to Scale Your Model's TPU specs table, "TPU7x ... 7.4e12"
-    hbm_capacity=192 * 2**30,  # bytes, "HBM capacity per chip (GiB) 192"
+    hbm_capacity=192 * _GiB,  # bytes, "HBM capacity per chip (GiB) 192"
     host_link=Link("PCIe", 1.6e10, source="austin2025scaling"),  # B/s, "typically around 1.6e10 ... per TPU"
     chip_link=Link("ICI (one link)", 9e10, source="austin2025scaling"),  # B/s one-way, "TPU7x 9.0e10"
     compute_unit_name="MXU",
@@ -554,7 +572,7 @@ _TPU7X = Chip(
         "matrix_flops.bfloat16": "google-tpu7x, System architecture (Peak compute per chip, BF16)",
         "matrix_flops.float8_e4m3fn": "google-tpu7x, System architecture (Peak compute per chip, FP8)",
         "hbm_bandwidth": "austin2025scaling, How to Think About TPUs, TPU specs (HBM BW/chip, TPU7x)",
-        "hbm_capacity": "google-tpu7x, System architecture (HBM capacity per chip, GiB)",
+        "hbm_capacity": "google-tpu7x, System architecture (HBM capacity per chip, 192 GiB)",
         "host_link": "austin2025scaling, How to Think About TPUs, TPU specs (PCIe per TPU)",
         "chip_link": "austin2025scaling, How to Think About TPUs, TPU specs (ICI table, TPU7x)",
         "tensorcores": "google-tpu7x, System architecture (two TensorCores and four SparseCores per chip)",
@@ -599,7 +617,7 @@ _CPU = Chip(
         "float64": _XEON_CORES * _XEON_HZ * 32,  # FLOP/s, AVX-512 FMA: ~3.6 TFLOP/s (derived)
     },
     hbm_bandwidth=8 * 4800e6 * 8,  # B/s: 8 channels x DDR5-4800 (4.8e9 transfers/s) x 8 B = 307.2 GB/s
-    hbm_capacity=4e12,  # bytes, ARK "Max Memory Size 4 TB" (TB = 1e12 as printed)
+    hbm_capacity=4 * 2**40,  # bytes, ARK "Max Memory Size 4 TB": binary, as DRAM sizes are (4 TiB)
     host_link=Link(
         "PCIe 5.0 x16 (to one accelerator)",
         64 * _GB,  # B/s per direction, one x16 slot of the 80 PCIe 5.0 lanes (32 GT/s x 16 / 8)
@@ -620,7 +638,7 @@ _CPU = Chip(
         "vector_flops.float32": "intel-optimization-manual, AVX-512 FMA throughput; derived with intel-ark-8480plus",
         "vector_flops.float64": "intel-optimization-manual, AVX-512 FMA throughput; derived with intel-ark-8480plus",
         "hbm_bandwidth": "intel-ark-8480plus, Memory Specifications (8 channels, DDR5-4800); derived",
-        "hbm_capacity": "intel-ark-8480plus, Max Memory Size",
+        "hbm_capacity": "intel-ark-8480plus, Max Memory Size (4 TB, read as TiB like every DRAM size)",
         "host_link": "intel-ark-8480plus, PCI Express Revision 5.0, 80 lanes",
         "onchip.L3": "intel-ark-8480plus, Cache",
         "compute_units": "intel-ark-8480plus, Total Cores",
