@@ -351,3 +351,29 @@ def test_h200_holds_llama3_70b_bf16_weights_with_little_to_spare():
     spare = PRESETS["H200"].hbm_capacity - w
     assert 0 < spare < 0.1 * w
     assert PRESETS["H100 SXM"].hbm_capacity < w
+
+
+def test_tpu_vpu_rate_is_derived_from_cores_alus_and_clock():
+    # How to Scale Your Model: (8 sublanes x 128 lanes) x 4 f32 ALUs per TensorCore on v5, one op per cycle
+    v5e, v5p = PRESETS["TPU v5e"], PRESETS["TPU v5p"]
+    assert v5e.vector_flops["float32"] == v5e.tensorcores * 8 * 128 * 4 * v5e.clock
+    assert v5p.vector_flops["float32"] == pytest.approx(1.4e13, rel=0.03)  # the book's pop-quiz answer
+    for chip in (v5e, v5p):
+        assert "derived" in chip.sources["vector_flops.float32"]
+        assert 30 < chip.matrix_flops["bfloat16"] / chip.vector_flops["float32"] < 34  # about 1/32
+
+
+def test_tpu_elementwise_runs_on_the_vpu_not_the_mxu():
+    import labsim as ls
+    import labsim.numpy as lnp
+
+    spec = ls.ShapeDtype((1 << 16,), "float32")
+    prog = ls.compile(ls.trace(lambda x: lnp.exp(x) * 2.0 + x, spec))
+    for key in ("TPU v5e", "TPU v5p"):
+        chip = PRESETS[key]
+        for kc in ls.estimate(prog, key).kernels:
+            assert kc.unit is Unit.VECTOR and not kc.assumed
+            assert kc.peak_flops == chip.vector_flops["float32"]
+            assert kc.special_rate == chip.vector_flops["float32"]  # one VPU op per transcendental
+    for key in ("TPU v6e", "TPU7x"):  # no VPU rate: the MXU rate, flagged
+        assert all(kc.assumed and kc.unit is Unit.MATRIX for kc in ls.estimate(prog, key).kernels)

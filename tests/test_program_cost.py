@@ -157,6 +157,9 @@ def _peak(chip, kernel):
     if kernel.kind is ls.KernelKind.CONTRACTION:
         if kernel.dtype == "float32" and "tf32" in chip.matrix_flops and kernel.precision != "highest":
             return chip.matrix_flops["tf32"] * eff, ls.Unit.MATRIX
+        if kernel.dtype == "float32" and chip.kind is ls.hardware.ChipKind.TPU and "bfloat16" in chip.matrix_flops:
+            passes = {"default": 1, "high": 3, "highest": 6}[kernel.precision]  # bf16 passes on the MXU
+            return chip.matrix_flops["bfloat16"] / passes * eff, ls.Unit.MATRIX
         if kernel.dtype in chip.matrix_flops:
             return chip.matrix_flops[kernel.dtype] * eff, ls.Unit.MATRIX
     if kernel.dtype in chip.vector_flops:
@@ -217,7 +220,8 @@ def test_elementwise_is_memory_bound_everywhere():
     for name in PRESETS:
         costs = ls.estimate(prog, name).kernels
         assert all(kc.bound is ls.Bound.MEMORY for kc in costs), name
-        # TPU presets list no sourced VPU rate: vector work is charged at the MXU's bf16 rate, flagged
+        # a chip with no vector rate (TPU v4, v6e, TPU7x) is charged at the MXU's bf16 rate, flagged;
+        # TPU v5e and v5p carry a derived VPU rate and run vector work there
         no_vpu = "float32" not in PRESETS[name].vector_flops
         assert all(kc.assumed is no_vpu for kc in costs), name
         if no_vpu:

@@ -386,9 +386,21 @@ _B200 = Chip(
 
 # --- Google TPU -----------------------------------------------------------------------------------
 
+# The TPU vector unit (VPU): a labelled *derived* rate, not a datasheet figure. How to Scale Your Model
+# (tpus.md, "VPU") describes it as an (8 sublanes x 128 lanes) SIMD unit whose every (lane, sublane)
+# pair "on v5 contains 4 standard floating-point ALUs"; each executes most instructions in one cycle,
+# "so e.g. in v5 you can add 4 pairs of f32 values together from VREGs in each cycle". VPU arithmetic
+# is f32. So one TensorCore does 8 x 128 x 4 = 4,096 f32 operations per cycle, and a chip
+#   rate = TensorCores x 4,096 x clock.
+# TPU v5e: 1 TensorCore x 4,096 x 1.5 GHz (the MXU clock above) = 6.1e12 op/s, 1/32 of its 1.97e14
+# bf16 MXU rate. TPU v5p: 2 x 4,096 x 1.75 GHz ("a clock speed of about 1.75GHz", the same book's pop
+# quiz, whose answer is 1.4e13 FLOPs/s) = 1.43e13. v4, v6e and TPU7x: no sourced ALU count or clock,
+# so no rate; the roofline then charges their vector work at the MXU rate, marked ``assumed``.
+_VPU_OPS_PER_CYCLE = 8 * 128 * 4  # f32 operations per cycle per TensorCore on v5 (sublanes x lanes x ALUs)
+
 _TPU_NOTES = (
-    "Vector (VPU) rates are not recorded: How to Scale Your Model derives a VPU rate only for TPU "
-    "v5p. launch_overhead is left at 0: a TPU runs a whole compiled XLA program, its scalar unit "
+    "Vector (VPU) rates are derived, where recorded (TPU v5e and v5p: TensorCores x 8 x 128 x 4 f32 "
+    "ALUs x clock, from How to Scale Your Model); no other TPU has a sourced VPU rate. launch_overhead is left at 0: a TPU runs a whole compiled XLA program, its scalar unit "
     "sequences the ops inside it with no per-kernel launch from the host, and no public source "
     "gives a per-op figure (the host's per-program dispatch is a software cost, not modelled "
     "here). Link latencies unset (0)."
@@ -402,7 +414,8 @@ _TPU_V5E = Chip(
         "bfloat16": 197 * _T,  # FLOP/s, "Peak compute per chip (bf16) 197 TFLOPs"
         "int8": 393 * _T,  # OP/s, "Peak compute per chip (Int8) 393 TOPs"
     },
-    vector_flops={},
+    # f32 op/s, derived (see _VPU_OPS_PER_CYCLE): 1 TensorCore x 4,096 ALUs x 1.5 GHz = 6.1e12
+    vector_flops={"float32": 1 * _VPU_OPS_PER_CYCLE * 1.5e9},
     hbm_bandwidth=819 * _GB,  # B/s, "HBM2 capacity and bandwidth 16 GB, 819 GBps"
     hbm_capacity=16 * _GiB,  # bytes, "16 GB" on Google's page; JAX's tpu_info gives 17.2e9 bytes = 16 GiB
     host_link=Link(
@@ -440,6 +453,8 @@ _TPU_V5E = Chip(
         "matrix_unit": "google-tpu-arch, TPU architecture (MXU: 128 x 128 before v6e)",
         "clock": "austin2025scaling, How to Think About TPUs, What Is a TPU? (MXU at 1.5 GHz on v5e)",
         "tensorcores": "google-tpu-v5e, System architecture (each v5e chip contains one TensorCore)",
+        "vector_flops.float32": "austin2025scaling, How to Think About TPUs, VPU (8 x 128 x 4 f32 ALUs per "
+                                "TensorCore on v5); derived: x 1 TensorCore x 1.5 GHz MXU clock",
         "sparsecores": "google-tpu-arch, SparseCore (four on v5p and TPU7x, two on v6e; v5e not listed)",
     },
     notes=_TPU_NOTES,
@@ -529,7 +544,8 @@ _TPU_V5P = Chip(
     matrix_flops={
         "bfloat16": 459 * _T,  # FLOP/s, "Peak compute per chip (BF16) 459 TFLOPs"
     },
-    vector_flops={},
+    # f32 op/s, derived (see _VPU_OPS_PER_CYCLE): 2 TensorCores x 4,096 ALUs x 1.75 GHz = 1.43e13
+    vector_flops={"float32": 2 * _VPU_OPS_PER_CYCLE * 1.75e9},
     hbm_bandwidth=2765 * _GB,  # B/s, "HBM2e capacity and bandwidth 95 GB, 2765 GBps"
     hbm_capacity=95 * _GiB,  # bytes, "HBM capacity per chip (GiB) 95" (usable; the chip has 96)
     host_link=Link("PCIe", 1.6e10, source="austin2025scaling"),  # B/s, "typically around 1.6e10 ... per TPU"
@@ -545,6 +561,8 @@ _TPU_V5P = Chip(
         "host_link": "austin2025scaling, How to Think About TPUs, TPU specs (PCIe per TPU)",
         "chip_link": "austin2025scaling, How to Think About TPUs, TPU specs (ICI table, TPU v5p)",
         "tensorcores": "google-tpu-v5p, System architecture (Number of TensorCores per chip)",
+        "vector_flops.float32": "austin2025scaling, How to Think About TPUs, VPU (8 x 128 x 4 f32 ALUs per "
+                                "TensorCore on v5; v5p clock about 1.75 GHz, pop quiz 1.4e13); derived",
         "sparsecores": "google-tpu-v5p, System architecture (Number of SparseCores per chip)",
     },
     notes=_TPU_NOTES + " Pod size 8,960 chips (labsim.hardware.SYSTEMS).",

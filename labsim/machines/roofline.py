@@ -19,13 +19,16 @@ Which rate applies:
   the tensor cores in TF32 and "highest" on the fp32 lanes; on a TPU float32 runs as 1, 3 or 6
   bfloat16 passes on the MXU ("default", "high", "highest"). A chip's ``gemm_efficiency`` (below 1
   only for the CPU preset, a labelled assumption) scales the rate of contractions.
-* Everything else runs on the vector unit at the float32 rate unless the chip lists one for the dtype.
-  A chip with no sourced vector rate (the TPU presets) is charged at its matrix unit's rate instead,
-  marked ``assumed``.
+* Everything else (elementwise, reductions) runs on the vector unit at the float32 rate unless the
+  chip lists one for the dtype. On a TPU that is the VPU: TPU v5e and v5p carry a *derived* VPU rate
+  (TensorCores x 8 x 128 x 4 f32 ALUs x clock, about 1/32 of the MXU's bf16 rate; see the presets).
+  A chip with no vector rate at all (TPU v4, v6e, TPU7x: no sourced ALU count or clock) is charged at
+  its matrix unit's rate instead, a far looser bound, marked ``assumed``.
 * Transcendentals go to the special-function units when the chip has a rate for them
   (``chip.special_flops``: H100 about 3.9 T/s against 989 TFLOP/s of bf16 matrix products). Those
   units run beside the FMA lanes, so the compute time is the larger of the two. A chip without an SFU
-  rate (B200, TPUs, CPU) charges each transcendental as one more vector operation, as before.
+  rate (B200, TPUs, CPU) charges each transcendental as one more vector operation (labsim's
+  simplification: on a TPU, one VPU operation each).
 * The latency floor ``chip.min_kernel_time`` (a labsim assumption for the GPUs, 2 us; see the
   presets) stands for block dispatch, a DRAM round trip and the drain at the end: a tiny kernel costs
   microseconds, not nanoseconds.
@@ -83,9 +86,11 @@ def unit_for(kernel: Kernel, chip: Chip) -> tuple[Unit, str]:
 
     A float32 contraction follows its precision: TF32 tensor cores on an NVIDIA GPU that lists a
     "tf32" rate unless the precision is "highest"; bfloat16 passes on a TPU's MXU (see
-    :func:`matrix_passes`). A chip whose preset has no sourced vector rate (the TPU presets: Google
-    publishes no VPU figure for them) is charged at its fastest matrix rate instead. That keeps the
+    :func:`matrix_passes`). A chip whose preset has no vector rate (TPU v4, v6e, TPU7x: Google
+    publishes no VPU figure and no source gives one to derive) is charged at its fastest matrix rate instead. That keeps the
     roofline a valid lower bound, only a looser one; :attr:`KernelCost.assumed` marks such kernels.
+    TPU v5e and v5p list a derived VPU rate (``vector_flops["float32"]``), so their vector work runs
+    on the VECTOR unit at that rate and is not ``assumed``.
     """
     if kernel.kind is KernelKind.CONTRACTION:
         if kernel.dtype == "float32" and chip.kind is ChipKind.GPU and TF32 in chip.matrix_flops \
@@ -124,7 +129,7 @@ class KernelCost:
     bandwidth: float
     compute_time: float
     memory_time: float
-    assumed: bool = False  # vector work charged at the matrix rate (no sourced vector rate for the chip)
+    assumed: bool = False  # vector work charged at the matrix rate (the chip has no vector rate at all)
     precision: str = "default"  # the contraction's precision= (see labsim.frontend.numpy.PRECISIONS)
     special_rate: float = 0.0  # special-function ops/s that transcendentals were charged at
     special_time: float = 0.0  # transcendentals / special_rate (part of compute_time)
