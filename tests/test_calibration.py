@@ -231,3 +231,21 @@ def test_table_formats_each_unit_and_says_why_a_row_is_empty():
     assert t[1]["experiment"] == f"{rows[1].group}: {rows[1].experiment}"
     with pytest.raises(ValueError, match="unknown unit 'W'"):
         cal.fmt(1.0, "W")
+
+
+def test_recorded_h200_measurements_sit_below_labsims_bounds():
+    """The H200 measurements recorded from the fact sheet (not labsim's) against labsim's roofline: a
+    rate can reach the bound but never exceed it, and these reach most of it."""
+    from labsim.peers import measured
+
+    rows = measured.rows("H200")
+    assert len(rows) == len(measured.H200) == 2
+    h200 = ls.hardware.PRESETS["H200"]
+    mm, d2d = measured.H200
+    assert mm.unit == "FLOP/s" and d2d.unit == "B/s"
+    assert mm.predict() == pytest.approx(h200.matrix_flops["bfloat16"], rel=1e-6)  # 8192³ is compute-bound
+    assert d2d.predict() == pytest.approx(h200.hbm_bandwidth, rel=1e-3)
+    for r in rows:
+        assert r["measured (low)"] <= r["measured (high)"]
+        assert 0.7 < r["measured ÷ labsim (low)"] <= r["measured ÷ labsim (high)"] <= 1.0, r
+    assert "not made by labsim" in measured.SOURCE
