@@ -1,9 +1,8 @@
 """Hardware: chips, links and their presets, the one home of every datasheet number (data, no simulation).
 
 Introduced in the opening chapter ("The journey of one matrix product") and used by the roofline,
-host/device, GPU, TPU and many-chip chapters. ``chip`` defines the types, ``presets`` (with the TPUs in
-``presets_tpu``) holds the numbers,
-each with its source (a BibTeX key in ``book/references.bib``).
+host/device, GPU, TPU and many-chip chapters. ``chip`` defines the types; ``presets`` (with the TPUs
+in ``presets_tpu``) holds the numbers, each with its source (a BibTeX key in ``book/references.bib``).
 """
 from __future__ import annotations
 
