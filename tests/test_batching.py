@@ -93,3 +93,17 @@ def test_moe_step_reads_more_experts_at_larger_batch():
 def test_bad_input_is_named(call, msg):
     with pytest.raises(ValueError, match=msg):
         call()
+
+
+def test_occupancy_bins_are_time_averages_of_the_batch():
+    from labsim.viz import serving as vserving
+    reqs = [R(0, 0.0, 4, 1), R(1, 0.0, 4, 3), R(2, 0.0, 4, 1), R(3, 5.0, 4, 1)]
+    co = serving.simulate_batching(reqs, UNIT, policy="continuous", max_batch=2)
+    # steps: [0,1) 2 requests, [1,2) 2, [2,3) 1, idle until 5, [5,6) 1
+    x, y = vserving.occupancy(co, points=6)
+    np.testing.assert_allclose(x, np.arange(6) + 0.5)
+    np.testing.assert_allclose(y, [2, 2, 1, 0, 0, 1])
+    x, y = vserving.occupancy(co, points=2)
+    np.testing.assert_allclose(y, [5 / 3, 1 / 3])
+    fig = vserving.batching_figure({"continuous": co})
+    assert len(fig.data) == 2

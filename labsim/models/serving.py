@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import math
 import numbers
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -424,14 +425,14 @@ def batch_step_time(cfg, chip, seqs, *, dtype="bfloat16") -> dict[str, float]:
     if not seqs:
         raise ValueError("batch_step_time: no sequences")
     flops = nbytes = tokens = 0
-    kvb = llm.kv_cache_bytes_per_token(cfg, dtype)
-    for t, L in seqs:
+    kvb, mm = llm.kv_cache_bytes_per_token(cfg, dtype), llm.matmul_params(cfg)
+    for (t, L), n in Counter(map(tuple, seqs)).items():  # equal sequences counted once, times their number
         t = _pos(t, "new_tokens", "batch_step_time")
         if isinstance(L, bool) or not isinstance(L, numbers.Integral) or L < 0:
             raise ValueError(f"batch_step_time: kv_len must be a whole number >= 0, got {L!r}")
-        tokens += t
-        flops += 2 * llm.matmul_params(cfg) * t + llm.attention_flops_per_token(cfg, L + t) * t
-        nbytes += kvb * llm.kv_positions(cfg, L + t)
+        tokens += n * t
+        flops += n * (2 * mm * t + llm.attention_flops_per_token(cfg, L + t) * t)
+        nbytes += n * kvb * llm.kv_positions(cfg, L + t)
     nbytes += llm.weight_bytes_read(cfg, tokens, dtype)
     if dtype not in chip.matrix_flops:
         raise ValueError(f"batch_step_time: {chip.name} has no matrix rate for {dtype}; it has {list(chip.matrix_flops)}")
