@@ -30,11 +30,12 @@ def occupancy(result, points: int = 100) -> tuple[np.ndarray, np.ndarray]:
     return (edges[:-1] + edges[1:]) / 2, busy / np.diff(edges)
 
 
-def batching_figure(results, *, title: str | None = None, height: int = 380):
+def batching_figure(results, *, title: str | None = None, height: int = 380, latency_max: float | None = None):
     """Two panels for runs of the same stream under different policies (``results``: policy →
     BatchingResult): requests in the batch over time, and each request's latency, sorted (a CDF drawn
     through at most 61 quantiles).
-    Built as one Figure with two x/y axis pairs (cheaper than ``make_subplots`` for a live widget)."""
+    Built as one Figure with two x/y axis pairs (cheaper than ``make_subplots`` for a live widget).
+    ``latency_max`` fixes the latency axis (seconds), so figures of several streams compare."""
     if not results:
         raise ValueError("batching_figure: results is empty; pass {policy: BatchingResult}")
     data = []
@@ -51,7 +52,8 @@ def batching_figure(results, *, title: str | None = None, height: int = 380):
                                 yanchor="bottom", showarrow=False)
     layout = go.Layout(
         xaxis=dict(domain=[0.0, 0.44], title="time (s)"), yaxis=dict(title="requests", rangemode="tozero"),
-        xaxis2=dict(domain=[0.56, 1.0], title="latency (s)", anchor="y2", rangemode="tozero"),
+        xaxis2=dict(domain=[0.56, 1.0], title="latency (s)", anchor="y2", rangemode="tozero",
+                    range=[0, latency_max] if latency_max else None),
         yaxis2=dict(title="% of requests", range=[0, 100], anchor="x2"),
         annotations=[head("requests in the batch", 0.22), head("request latency, sorted", 0.78)])
     return style(go.Figure(data=data, layout=layout), title=title, height=height)
