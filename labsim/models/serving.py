@@ -399,7 +399,8 @@ def lora_params(cfg, rank: int, targets=LORA_TARGETS) -> int:
     and B (r × d_out), r · (d_in + d_out) numbers (Hu et al. 2022)."""
     cfg = llm.get(cfg)
     rank = _pos(rank, "rank", "lora_params")
-    shapes = dict(llm.param_specs(cfg, "block"))
+    attention_only = set(targets) <= set(LORA_TARGETS)  # also for a mixture of experts (dense attention)
+    shapes = dict(llm.param_specs(cfg, "attention" if attention_only else "block"))
     bad = [t for t in targets if t not in shapes or len(shapes[t].shape) != 2]
     if bad:
         raise ValueError(f"lora_params: {bad} are not weight matrices of {cfg.name}; "
