@@ -5,7 +5,8 @@ Prints three tables:
    call; target p95 ≤ 100 ms, as ``bench_widgets.py``);
 2. ``serving.simulate_kv_allocation`` on the chapter's stream of 200 requests, by scheme and block;
 3. ``serving.flash_attention`` (the NumPy online-softmax reference) against the unfused reference, and
-   tracing + compiling + estimating one decode step of a LLaMA-3-8B layer.
+   tracing + compiling + estimating one decode step of a LLaMA-3-8B layer;
+4. ``serving.simulate_batching`` (static vs continuous) on the chapter's stream of 200 requests.
 """
 from __future__ import annotations
 
@@ -65,7 +66,22 @@ def kernels() -> None:
     table("3. NumPy references and the decode program (ms, best of 3)", ["what", "flash / labsim", "unfused"], rows)
 
 
+def batching() -> None:
+    cost = serving.step_cost("LLaMA-3-8B", "H100 SXM")
+    rows = []
+    for rate in (10, 60, 120):
+        reqs = serving.poisson_requests(200, rate, seed=0, prompt=(64, 512), output=(16, 256))
+        for policy in ("static", "continuous"):
+            t, r = best(lambda: serving.simulate_batching(reqs, cost, policy=policy, max_batch=64))
+            s = r.summary()
+            rows.append([str(rate), policy, str(s["steps"]), f"{s['throughput_tok_s']:,.0f}",
+                         f"{s['mean_latency_s']:.2f}", f"{t * 1e3:.0f}", f"{t / s['steps'] * 1e6:.0f}"])
+    table("4. Batching simulation, 200 requests, LLaMA-3-8B on the H100, batch ≤ 64 (best of 3)",
+          ["req/s", "policy", "steps", "tok/s", "mean latency s", "ms", "µs per step"], rows)
+
+
 if __name__ == "__main__":
     widgets()
     allocators()
     kernels()
+    batching()

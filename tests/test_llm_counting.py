@@ -12,7 +12,10 @@ S = ls.ShapeDtype
 
 # Published parameter counts (model cards / papers), not labsim output.
 PUBLISHED = {"GPT-2 small": 124_439_808, "LLaMA-2-7B": 6_738_415_616, "LLaMA-3-8B": 8_030_261_248,
-             "LLaMA-3-70B": 70_553_706_496}
+             "LLaMA-3-70B": 70_553_706_496,
+             # Hugging Face model cards / safetensors totals of the released checkpoints
+             "LLaMA-2-13B": 13_015_864_320, "LLaMA-2-70B": 68_976_648_192, "Mistral-7B": 7_241_732_096,
+             "Mixtral-8x7B": 46_702_792_704}
 
 
 @pytest.mark.parametrize("name", sorted(PUBLISHED))
@@ -23,7 +26,7 @@ def test_param_count_matches_published(name):
 @pytest.mark.parametrize("name", sorted(PUBLISHED))
 def test_flops_per_token_close_to_2N_and_6N(name):
     cfg = llm.PRESETS[name]
-    n = llm.param_count(cfg)
+    n = llm.active_param_count(cfg)  # the parameters a token uses (all of them unless a mixture of experts)
     f = llm.flops_per_token(cfg, seq_len=128)
     assert 1.6 * n < f < 2.4 * n
     assert llm.flops_per_token(cfg, 128, training=True) == 3 * f
@@ -106,3 +109,91 @@ def test_out_of_memory_report_names_buffers_and_capacity():
 def test_unknown_model_lists_presets():
     with pytest.raises(KeyError, match="GPT-2 small"):
         llm.get("GPT-5")
+
+
+# ------------------------------------------------------------------ the models readers meet
+@pytest.mark.parametrize("name,billions", [
+    ("LLaMA-2-13B", 13.0), ("LLaMA-2-70B", 69.0), ("Mistral-7B", 7.24), ("Mixtral-8x7B", 46.7)])
+def test_param_count_rounds_to_the_figure_papers_quote(name, billions):
+    """Mistral-7B "7.24B" (Hugging Face card), LLaMA-2-70B ~69B, Mixtral "46.7B total" (Jiang et al. 2024)."""
+    digits = len(str(billions).split(".")[1])
+    assert round(llm.param_count(name) / 1e9, digits) == billions
+
+
+def test_mixtral_active_params_are_the_papers_12_9B():
+    """Jiang et al. 2024: "47B parameters, but only uses 13B active"; Mistral AI: 46.7B total, 12.9B active."""
+    m = llm.PRESETS["Mixtral-8x7B"]
+    assert round(llm.active_param_count(m) / 1e9, 1) == 12.9
+    assert round(llm.param_count(m) / 1e9, 1) == 46.7
+    # total − active = 6 unused experts of 3 · 4096 · 14336 in each of 32 layers
+    assert llm.param_count(m) - llm.active_param_count(m) == 32 * 6 * 3 * 4096 * 14336
+    for name in ("LLaMA-2-13B", "Mistral-7B", "LLaMA-3-8B"):
+        assert llm.active_param_count(name) == llm.param_count(name)
+
+
+def test_moe_flops_use_active_parameters_and_bytes_read_grow_with_tokens():
+    m, dense = llm.PRESETS["Mixtral-8x7B"], llm.PRESETS["Mistral-7B"].with_(sliding_window=None, max_seq=32768)
+    # same shape but one expert: Mixtral's FLOPs per token = dense + one more expert + the router
+    extra = 2 * m.n_layers * (3 * m.d_model * m.d_ff + m.d_model * m.n_experts)
+    assert llm.flops_per_token(m, 1000) == llm.flops_per_token(dense, 1000) + extra
+    assert 1.9 * llm.active_param_count(m) < llm.flops_per_token(m, 128) < 2.1 * llm.active_param_count(m)
+    assert llm.expected_experts(m, 1) == pytest.approx(2.0)
+    assert llm.weight_bytes_read(m, 1) == pytest.approx(2 * llm.active_param_count(m))
+    assert llm.weight_bytes_read(m, 10_000) == pytest.approx(llm.weight_bytes(m))
+    assert llm.weight_bytes_read(m, 2) < llm.weight_bytes_read(m, 8) < llm.weight_bytes_read(m, 64)
+    assert llm.expected_experts(m, 3) == pytest.approx(8 * (1 - 0.75 ** 3))
+    with pytest.raises(ValueError, match="labsim traces dense layers only"):
+        llm.param_specs(m, "block")
+
+
+@pytest.mark.parametrize("name,per_token", [
+    # vLLM paper (Kwon et al. 2023): 2 (K, V) × 5120 × 40 layers × 2 bytes = 800 KB a token for a 13B model
+    ("LLaMA-2-13B", 2 * 5120 * 40 * 2),
+    # GQA: 8 KV heads of 128 × 80 layers × 2 × 2 bytes = 320 KiB (LLaMA-2-70B), 8 × 128 × 32 × 2 × 2 = 128 KiB
+    ("LLaMA-2-70B", 2 * 80 * 8 * 128 * 2), ("Mistral-7B", 2 * 32 * 8 * 128 * 2), ("Mixtral-8x7B", 2 * 32 * 8 * 128 * 2)])
+def test_kv_cache_per_token_in_fp16_as_published(name, per_token):
+    assert llm.kv_cache_bytes_per_token(name, "float16") == per_token
+    assert llm.kv_cache_bytes_per_token("LLaMA-2-13B", "float16") == 819_200 == 800 * 1024
+
+
+def test_mistral_sliding_window_caps_the_cache_and_the_attention():
+    """Jiang et al. 2023: a rolling buffer of W = 4096 entries; at 8,192 tokens the cache is half."""
+    m = llm.PRESETS["Mistral-7B"]
+    per = llm.kv_cache_bytes_per_token(m)
+    assert llm.kv_cache_bytes(m, 1000) == 1000 * per
+    assert llm.kv_cache_bytes(m, 4096) == llm.kv_cache_bytes(m, 8192) == llm.kv_cache_bytes(m, 32768) == 4096 * per
+    assert llm.kv_cache_bytes(m, 8192) * 2 == llm.kv_cache_bytes(m.with_(sliding_window=None), 8192)
+    assert llm.attention_flops_per_token(m, 8192) == llm.attention_flops_per_token(m, 4096)
+    assert llm.kv_cache_bytes("LLaMA-3-8B", 8192) == 8192 * llm.kv_cache_bytes_per_token("LLaMA-3-8B")
+
+
+def test_sliding_window_traced_attention_matches_numpy_band_mask():
+    cfg = llm.TransformerConfig("w", d_model=16, n_layers=1, n_heads=2, n_kv_heads=1, d_ff=32, vocab=1,
+                                max_seq=16, mlp="swiglu", norm="rmsnorm", bias=False, sliding_window=3)
+    import numpy as np
+    rng = np.random.default_rng(0)
+    Sq = 7
+    x = rng.standard_normal((1, Sq, 16))
+    wq, wk, wv, wo = (rng.standard_normal(s) * 0.3 for s in [(16, 16), (16, 8), (16, 8), (16, 16)])
+    out = llm.attention(cfg, x, wq, wk, wv, wo)
+    q = (x @ wq).reshape(1, Sq, 2, 8).transpose(0, 2, 1, 3)
+    k = (x @ wk).reshape(1, Sq, 1, 8).transpose(0, 2, 1, 3)
+    v = (x @ wv).reshape(1, Sq, 1, 8).transpose(0, 2, 1, 3)
+    s = q @ k.swapaxes(-1, -2) / np.sqrt(8)
+    i, j = np.arange(Sq)[:, None], np.arange(Sq)[None, :]
+    s = np.where((j <= i) & (i - j < 3), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    ref = (p @ v).transpose(0, 2, 1, 3).reshape(1, Sq, 16) @ wo
+    np.testing.assert_allclose(out, ref, rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match="sliding window of 3"):
+        llm.decode_specs(cfg, "block", 1, 3)
+
+
+@pytest.mark.parametrize("kw,msg", [
+    (dict(sliding_window=0), "sliding_window must be at least 1"),
+    (dict(n_experts=8, experts_per_token=9), "experts_per_token 9 exceeds n_experts 8"),
+    (dict(n_experts=0), "n_experts must be at least 1")])
+def test_bad_new_fields_are_refused_by_name(kw, msg):
+    with pytest.raises(ValueError, match=msg):
+        llm.PRESETS["Mistral-7B"].with_(**kw)

@@ -62,6 +62,9 @@ class TransformerConfig:
     tied_embeddings: bool = True  # output projection shares the embedding matrix
     learned_positions: bool = True  # a (max_seq × d_model) position table (GPT-2); False: RoPE, no params
     source: str = ""
+    sliding_window: int | None = None  # each token attends to at most this many positions (Mistral); None: all
+    n_experts: int = 1  # > 1: a mixture-of-experts MLP of n_experts SwiGLU/GELU experts and a router
+    experts_per_token: int = 1  # experts each token is routed to (Mixtral: 2 of 8)
 
     def __post_init__(self) -> None:
         for field in ("d_model", "n_layers", "n_heads", "d_ff", "vocab", "max_seq"):
@@ -75,6 +78,18 @@ class TransformerConfig:
             raise ValueError(f"{self.name}: n_heads {self.n_heads} is not a multiple of n_kv_heads {self.kv_heads}")
         if self.mlp not in ("gelu", "swiglu") or self.norm not in ("layernorm", "rmsnorm"):
             raise ValueError(f"{self.name}: mlp must be gelu|swiglu and norm layernorm|rmsnorm")
+        if self.sliding_window is not None:
+            _positive_int(self.sliding_window, "sliding_window", f"TransformerConfig {self.name!r}",
+                          " (None means no window)")
+        _positive_int(self.n_experts, "n_experts", f"TransformerConfig {self.name!r}")
+        _positive_int(self.experts_per_token, "experts_per_token", f"TransformerConfig {self.name!r}")
+        if self.experts_per_token > self.n_experts:
+            raise ValueError(f"{self.name}: experts_per_token {self.experts_per_token} exceeds n_experts {self.n_experts}")
+
+    @property
+    def moe(self) -> bool:
+        """True for a mixture-of-experts model (more than one expert MLP per layer)."""
+        return self.n_experts > 1
 
     @property
     def kv_heads(self) -> int:
@@ -102,6 +117,27 @@ PRESETS = MappingProxyType({
                                      d_ff=28672, vocab=128256, max_seq=8192, mlp="swiglu", norm="rmsnorm",
                                      bias=False, tied_embeddings=False, learned_positions=False,
                                      source="grattafiori2024llama3"),
+    # LLaMA-2 13B and 70B: Touvron et al. 2023 (Table 1; GQA with 8 KV heads for 70B) and the released
+    # config.json files (hidden 5120 / 8192, 40 / 80 layers, intermediate 13824 / 28672, vocab 32000).
+    "LLaMA-2-13B": TransformerConfig("LLaMA-2-13B", d_model=5120, n_layers=40, n_heads=40, d_ff=13824,
+                                     vocab=32000, max_seq=4096, mlp="swiglu", norm="rmsnorm", bias=False,
+                                     tied_embeddings=False, learned_positions=False, source="touvron2023llama2"),
+    "LLaMA-2-70B": TransformerConfig("LLaMA-2-70B", d_model=8192, n_layers=80, n_heads=64, n_kv_heads=8,
+                                     d_ff=28672, vocab=32000, max_seq=4096, mlp="swiglu", norm="rmsnorm",
+                                     bias=False, tied_embeddings=False, learned_positions=False,
+                                     source="touvron2023llama2"),
+    # Mistral 7B: Jiang et al. 2023, Table 1 (dim 4096, 32 layers, 32 heads, 8 KV heads, hidden 14336,
+    # window 4096, context 8192, vocab 32000); the rolling buffer cache holds the window only.
+    "Mistral-7B": TransformerConfig("Mistral-7B", d_model=4096, n_layers=32, n_heads=32, n_kv_heads=8,
+                                    d_ff=14336, vocab=32000, max_seq=8192, mlp="swiglu", norm="rmsnorm",
+                                    bias=False, tied_embeddings=False, learned_positions=False,
+                                    sliding_window=4096, source="jiang2023mistral"),
+    # Mixtral 8x7B: Jiang et al. 2024, Table 1 (Mistral 7B's shape, 8 experts, top 2, context 32768, no
+    # sliding window) and the released config.json (num_local_experts 8, num_experts_per_tok 2).
+    "Mixtral-8x7B": TransformerConfig("Mixtral-8x7B", d_model=4096, n_layers=32, n_heads=32, n_kv_heads=8,
+                                      d_ff=14336, vocab=32000, max_seq=32768, mlp="swiglu", norm="rmsnorm",
+                                      bias=False, tied_embeddings=False, learned_positions=False,
+                                      n_experts=8, experts_per_token=2, source="jiang2024mixtral"),
 })
 
 
@@ -117,44 +153,78 @@ def attention_params(cfg: TransformerConfig) -> int:
     return n + ((2 * d + 2 * kv) if cfg.bias else 0)
 
 
-def mlp_params(cfg: TransformerConfig) -> int:
+def expert_params(cfg: TransformerConfig) -> int:
+    """One MLP (one expert of a mixture-of-experts layer): 2 or 3 matrices d × d_ff, and their biases."""
     d, f = cfg.d_model, cfg.d_ff
     if cfg.mlp == "gelu":
         return 2 * d * f + ((f + d) if cfg.bias else 0)
     return 3 * d * f + ((2 * f + d) if cfg.bias else 0)
 
 
+def router_params(cfg: TransformerConfig) -> int:
+    """The router of a mixture-of-experts layer, a d_model × n_experts matrix (no bias, as Mixtral); 0 if dense."""
+    return cfg.d_model * cfg.n_experts if cfg.moe else 0
+
+
+def mlp_params(cfg: TransformerConfig, active: bool = False) -> int:
+    """The MLP of one layer: all experts and the router, or with ``active=True`` only the
+    ``experts_per_token`` experts one token uses (and the router). A dense model has one expert."""
+    n = cfg.experts_per_token if active else cfg.n_experts
+    return n * expert_params(cfg) + router_params(cfg)
+
+
 def norm_params(cfg: TransformerConfig) -> int:
     return cfg.d_model * (2 if cfg.norm == "layernorm" else 1)
 
 
-def layer_params(cfg: TransformerConfig) -> int:
-    return attention_params(cfg) + mlp_params(cfg) + 2 * norm_params(cfg)
+def layer_params(cfg: TransformerConfig, active: bool = False) -> int:
+    return attention_params(cfg) + mlp_params(cfg, active) + 2 * norm_params(cfg)
 
 
-def param_count(cfg: TransformerConfig | str) -> int:
-    """All parameters: embeddings, positions (if learned), layers, final norm, output head (if untied)."""
-    cfg = get(cfg)
+def _count(cfg: TransformerConfig, active: bool) -> int:
     n = cfg.vocab * cfg.d_model
     n += cfg.max_seq * cfg.d_model if cfg.learned_positions else 0
-    n += cfg.n_layers * layer_params(cfg) + norm_params(cfg)
+    n += cfg.n_layers * layer_params(cfg, active) + norm_params(cfg)
     n += 0 if cfg.tied_embeddings else cfg.vocab * cfg.d_model
     return n
 
 
+def param_count(cfg: TransformerConfig | str) -> int:
+    """All parameters: embeddings, positions (if learned), layers (every expert of a mixture of
+    experts), final norm, output head (if untied). What the weights occupy in memory."""
+    return _count(get(cfg), active=False)
+
+
+def active_param_count(cfg: TransformerConfig | str) -> int:
+    """Parameters one token uses: as :func:`param_count`, but only ``experts_per_token`` experts per
+    layer (and the router). Equal to ``param_count`` for a dense model."""
+    return _count(get(cfg), active=True)
+
+
 def matmul_params(cfg: TransformerConfig | str) -> int:
-    """Parameters that take part in a matrix product per token: layer matrices and the output head."""
+    """Parameters that take part in a matrix product per token: layer matrices (a mixture of experts:
+    the router and the active experts only) and the output head."""
     cfg = get(cfg)
     d, kv, f = cfg.d_model, cfg.kv_heads * cfg.head_dim, cfg.d_ff
-    per_layer = 2 * d * d + 2 * d * kv + (2 if cfg.mlp == "gelu" else 3) * d * f
+    expert = (2 if cfg.mlp == "gelu" else 3) * d * f
+    per_layer = 2 * d * d + 2 * d * kv + cfg.experts_per_token * expert + router_params(cfg)
     return cfg.n_layers * per_layer + cfg.vocab * d
 
 
+def kv_positions(cfg: TransformerConfig | str, seq_len: int) -> int:
+    """Positions a token at ``seq_len`` attends to and the cache keeps: ``seq_len``, capped at the
+    sliding window if the model has one (Mistral's rolling buffer cache holds the window only)."""
+    cfg = get(cfg)
+    seq_len = _positive_int(seq_len, "seq_len", "kv_positions")
+    return min(seq_len, cfg.sliding_window) if cfg.sliding_window else seq_len
+
+
 def attention_flops_per_token(cfg: TransformerConfig | str, seq_len: int) -> int:
-    """QKᵀ and PV for one token attending to ``seq_len`` positions, all layers: 2 · 2 · L · S · d."""
+    """QKᵀ and PV for one token attending to ``seq_len`` positions (capped at a sliding window), all
+    layers: 2 · 2 · L · S · d."""
     cfg = get(cfg)
     seq_len = _positive_int(seq_len, "seq_len", "attention_flops_per_token")
-    return 4 * cfg.n_layers * seq_len * cfg.n_heads * cfg.head_dim
+    return 4 * cfg.n_layers * kv_positions(cfg, seq_len) * cfg.n_heads * cfg.head_dim
 
 
 def flops_per_token(cfg: TransformerConfig | str, seq_len: int, training: bool = False) -> int:
@@ -173,22 +243,55 @@ def flops_split(cfg: TransformerConfig | str, seq_len: int) -> dict[str, int]:
     cfg = get(cfg)
     seq_len = _positive_int(seq_len, "seq_len", "flops_split")
     d, kv, f = cfg.d_model, cfg.kv_heads * cfg.head_dim, cfg.d_ff
+    mlp_mats = cfg.experts_per_token * (2 if cfg.mlp == "gelu" else 3) * d * f + router_params(cfg)
     return {
         "attention projections": 2 * cfg.n_layers * (2 * d * d + 2 * d * kv),
         "attention scores": attention_flops_per_token(cfg, seq_len),
-        "MLP": 2 * cfg.n_layers * (2 if cfg.mlp == "gelu" else 3) * d * f,
+        "MLP": 2 * cfg.n_layers * mlp_mats,
         "output head": 2 * cfg.vocab * d,
     }
 
 
 def weight_bytes(cfg: TransformerConfig | str, dtype="bfloat16") -> int:
+    """Bytes of all the weights (every expert of a mixture of experts): what they occupy in memory."""
     return param_count(cfg) * itemsize(dtype)
+
+
+def expected_experts(cfg: TransformerConfig | str, tokens: int) -> float:
+    """Expected distinct experts per layer that ``tokens`` tokens use, labsim's assumption of uniform,
+    independent routing: E · (1 − (1 − k/E)^tokens) for k of E experts per token (k for one token,
+    nearly E for many). 1 for a dense model."""
+    cfg = get(cfg)
+    tokens = _positive_int(tokens, "tokens", "expected_experts")
+    if not cfg.moe:
+        return 1.0
+    E, k = cfg.n_experts, cfg.experts_per_token
+    return E * (1.0 - (1.0 - k / E) ** tokens)
+
+
+def weight_bytes_read(cfg: TransformerConfig | str, tokens: int, dtype="bfloat16") -> float:
+    """Weight bytes one forward step over ``tokens`` tokens reads from memory: all of them for a dense
+    model; for a mixture of experts the shared weights plus the :func:`expected_experts` of each layer
+    (so one token of Mixtral reads about its active parameters, a large batch nearly all of them)."""
+    cfg = get(cfg)
+    if not cfg.moe:
+        _positive_int(tokens, "tokens", "weight_bytes_read")
+        return weight_bytes(cfg, dtype)
+    unused = (cfg.n_experts - expected_experts(cfg, tokens)) * cfg.n_layers * expert_params(cfg)
+    return (param_count(cfg) - unused) * itemsize(dtype)
 
 
 def kv_cache_bytes_per_token(cfg: TransformerConfig | str, dtype="bfloat16") -> int:
     """K and V for every layer and KV head: 2 · L · n_kv · head_dim · bytes per element."""
     cfg = get(cfg)
     return 2 * cfg.n_layers * cfg.kv_heads * cfg.head_dim * itemsize(dtype)
+
+
+def kv_cache_bytes(cfg: TransformerConfig | str, seq_len: int, dtype="bfloat16") -> int:
+    """The KV cache of one sequence of ``seq_len`` tokens: bytes per token × :func:`kv_positions` (a
+    sliding-window model keeps the window only)."""
+    cfg = get(cfg)
+    return kv_cache_bytes_per_token(cfg, dtype) * kv_positions(cfg, seq_len)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -223,6 +326,8 @@ def attention(cfg: TransformerConfig, x, wq, wk, wv, wo, bq=None, bk=None, bv=No
     s = (q @ lnp.swapaxes(k, -1, -2)) * (1.0 / math.sqrt(hd))
     if causal:
         mask = np.tril(np.ones((S, S), dtype=bool))
+        if cfg.sliding_window:  # token i sees positions i − W + 1 .. i (W positions, itself included)
+            mask &= np.subtract.outer(np.arange(S), np.arange(S)) < cfg.sliding_window
         s = lnp.where(mask, s, -1e30)
     p = nn.softmax(s, axis=-1)
     o = lnp.reshape(lnp.transpose(p @ v, (0, 2, 1, 3)), (B, S, d))
@@ -243,6 +348,9 @@ def param_specs(cfg: TransformerConfig, part: str, dtype="float32") -> list[tupl
     """Names and shapes of the parameters of ``part`` ("attention", "mlp", "block")."""
     cfg = get(cfg)
     _check_part(part, "param_specs")
+    if cfg.moe and part != "attention":
+        raise ValueError(f"param_specs: {cfg.name} is a mixture of experts; labsim traces dense layers only "
+                         f"(part {part!r}); count it with the closed forms (param_count, flops_per_token)")
     d, kv, f = cfg.d_model, cfg.kv_heads * cfg.head_dim, cfg.d_ff
     S = lambda *s: ShapeDtype(s, dtype)
     att = [("wq", S(d, d)), ("wk", S(d, kv)), ("wv", S(d, kv)), ("wo", S(d, d))]
@@ -326,6 +434,9 @@ def decode_specs(cfg: TransformerConfig | str, part: str, batch: int, kv_len: in
     batch = _positive_int(batch, "batch", "decode_specs")
     kv_len = _positive_int(kv_len, "kv_len", "decode_specs")
     new_tokens = _positive_int(new_tokens, "new_tokens", "decode_specs")
+    if cfg.sliding_window and kv_len + new_tokens > cfg.sliding_window:
+        raise ValueError(f"decode_specs: kv_len + new_tokens = {kv_len + new_tokens} exceeds {cfg.name}'s "
+                         f"sliding window of {cfg.sliding_window}; its cache holds the window only")
     cache = ShapeDtype((batch, cfg.kv_heads, kv_len, cfg.head_dim), dtype)
     return [ShapeDtype((batch, new_tokens, cfg.d_model), dtype), cache, cache] + \
         [s for _, s in param_specs(cfg, part, dtype)]
@@ -359,12 +470,14 @@ def decode_flops(cfg: TransformerConfig | str, batch: int, kv_len: int, new_toke
     (2 per multiply-accumulate) plus scores and PV over ``kv_len + T`` positions: 2 · 2 · H · hd each."""
     cfg = get(cfg)
     d, kv, f = cfg.d_model, cfg.kv_heads * cfg.head_dim, cfg.d_ff
-    mats = 2 * d * d + 2 * d * kv + (2 if cfg.mlp == "gelu" else 3) * d * f
+    mats = 2 * d * d + 2 * d * kv + cfg.experts_per_token * (2 if cfg.mlp == "gelu" else 3) * d * f + router_params(cfg)
     tokens = batch * new_tokens
-    return 2 * tokens * mats + 4 * tokens * (kv_len + new_tokens) * cfg.n_heads * cfg.head_dim
+    return 2 * tokens * mats + 4 * tokens * kv_positions(cfg, kv_len + new_tokens) * cfg.n_heads * cfg.head_dim
 
 
-__all__ = ["TransformerConfig", "PRESETS", "get", "param_count", "matmul_params", "flops_per_token",
+__all__ = ["TransformerConfig", "PRESETS", "get", "param_count", "active_param_count", "matmul_params",
+           "flops_per_token", "kv_positions", "kv_cache_bytes", "expected_experts", "weight_bytes_read",
+           "expert_params", "router_params",
            "attention_flops_per_token", "flops_split", "weight_bytes", "kv_cache_bytes_per_token",
            "attention_params", "mlp_params", "layer_params", "param_specs", "layer_fn", "attention", "mlp",
            "decode_attention", "decode_fn", "decode_specs", "decode_flops", "DECODE_PARTS"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import math
 import numbers
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -316,13 +317,16 @@ def speculative_expected_tokens(alpha: float, k: int) -> float:
     return float(k + 1) if alpha == 1.0 else (1.0 - alpha ** (k + 1)) / (1.0 - alpha)
 
 
-def speculative_speedup(alpha: float, k: int, draft_cost: float) -> float:
-    """Wall-time speedup over plain decoding when a draft step costs ``draft_cost`` target steps:
-    expected tokens / (k · draft_cost + 1) (Leviathan et al. 2023, with the verify step costing one
-    target step, labsim's simplification)."""
+def speculative_speedup(alpha: float, k: int, draft_cost: float, verify_cost: float = 1.0) -> float:
+    """Wall-time speedup over plain decoding when a draft step costs ``draft_cost`` target steps and the
+    verify step of k + 1 tokens costs ``verify_cost`` decode steps: expected tokens / (k · draft_cost +
+    verify_cost) (Leviathan et al. 2023). ``verify_cost=1`` is the small-batch case, where decode is
+    memory-bound; at a large batch it approaches k + 1 (see ``step_time`` with ``new_tokens=k + 1``)."""
     if draft_cost < 0:
         raise ValueError(f"speculative_speedup: draft_cost must be >= 0, got {draft_cost}")
-    return speculative_expected_tokens(alpha, k) / (k * draft_cost + 1.0)
+    if not verify_cost > 0:
+        raise ValueError(f"speculative_speedup: verify_cost must be > 0, got {verify_cost}")
+    return speculative_expected_tokens(alpha, k) / (k * draft_cost + verify_cost)
 
 
 def simulate_speculative(alpha: float, k: int, steps: int, seed: int = 0) -> float:
@@ -395,7 +399,8 @@ def lora_params(cfg, rank: int, targets=LORA_TARGETS) -> int:
     and B (r × d_out), r · (d_in + d_out) numbers (Hu et al. 2022)."""
     cfg = llm.get(cfg)
     rank = _pos(rank, "rank", "lora_params")
-    shapes = dict(llm.param_specs(cfg, "block"))
+    attention_only = set(targets) <= set(LORA_TARGETS)  # also for a mixture of experts (dense attention)
+    shapes = dict(llm.param_specs(cfg, "attention" if attention_only else "block"))
     bad = [t for t in targets if t not in shapes or len(shapes[t].shape) != 2]
     if bad:
         raise ValueError(f"lora_params: {bad} are not weight matrices of {cfg.name}; "
@@ -409,8 +414,11 @@ def batch_step_time(cfg, chip, seqs, *, dtype="bfloat16") -> dict[str, float]:
     cached positions (a decode is (1, L); a prompt chunk is (C, already done)).
 
     FLOPs = 2 · matmul params · all new tokens + QKᵀ and PV of each new token over the positions it sees
-    (all ``kv_len + new_tokens``, no causal discount, as :func:`labsim.llm.flops_per_token`);
-    bytes = the weights once + each sequence's KV cache read once and its new K, V written.
+    (all ``kv_len + new_tokens``, capped at a sliding window, no causal discount, as
+    :func:`labsim.llm.flops_per_token`); a mixture of experts counts its active experts only.
+    bytes = the weights once (a mixture of experts: the experts the step's tokens are expected to use,
+    :func:`labsim.llm.weight_bytes_read`) + each sequence's KV cache (capped at a sliding window) read
+    once and its new K, V written.
     Time = max(FLOPs / matrix peak, bytes / HBM bandwidth): one bound for the whole step, as if every
     kernel were at the same limit (an optimistic simplification).
     """
@@ -418,15 +426,15 @@ def batch_step_time(cfg, chip, seqs, *, dtype="bfloat16") -> dict[str, float]:
     if not seqs:
         raise ValueError("batch_step_time: no sequences")
     flops = nbytes = tokens = 0
-    kvb = llm.kv_cache_bytes_per_token(cfg, dtype)
-    for t, L in seqs:
+    kvb, mm = llm.kv_cache_bytes_per_token(cfg, dtype), llm.matmul_params(cfg)
+    for (t, L), n in Counter(map(tuple, seqs)).items():  # equal sequences counted once, times their number
         t = _pos(t, "new_tokens", "batch_step_time")
         if isinstance(L, bool) or not isinstance(L, numbers.Integral) or L < 0:
             raise ValueError(f"batch_step_time: kv_len must be a whole number >= 0, got {L!r}")
-        tokens += t
-        flops += 2 * llm.matmul_params(cfg) * t + llm.attention_flops_per_token(cfg, L + t) * t
-        nbytes += kvb * (L + t)
-    nbytes += llm.weight_bytes(cfg, dtype)
+        tokens += n * t
+        flops += n * (2 * mm * t + llm.attention_flops_per_token(cfg, L + t) * t)
+        nbytes += n * kvb * llm.kv_positions(cfg, L + t)
+    nbytes += llm.weight_bytes_read(cfg, tokens, dtype)
     if dtype not in chip.matrix_flops:
         raise ValueError(f"batch_step_time: {chip.name} has no matrix rate for {dtype}; it has {list(chip.matrix_flops)}")
     peak, bw = chip.matrix_flops[dtype], chip.hbm_bandwidth
@@ -446,3 +454,15 @@ __all__ = ["attention_traffic", "attention_flops", "flash_attention", "attention
            "random_requests", "AllocationResult", "simulate_kv_allocation", "speculative_expected_tokens",
            "speculative_speedup", "simulate_speculative", "block_hashes", "shared_prefix_requests",
            "prefix_cache", "LORA_TARGETS", "lora_params", "batch_step_time", "step_time"]
+
+
+# speculative sampling's accept / resample rule and static vs continuous batching live in their own
+# modules; they are part of ``ls.serving``.
+from .speculative import (first_token_distribution, residual, simulate_first_token,  # noqa: E402
+                          speculative_sample, total_variation)
+from .batching import (BatchingResult, TimedRequest, poisson_requests, simulate_batching,  # noqa: E402
+                       step_cost)
+
+__all__ += ["residual", "speculative_sample", "first_token_distribution", "simulate_first_token",
+            "total_variation", "TimedRequest", "poisson_requests", "step_cost", "BatchingResult",
+            "simulate_batching"]

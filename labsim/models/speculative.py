@@ -1,0 +1,116 @@
+"""Speculative sampling: the accept / resample rule that keeps the target model's distribution exact.
+
+Introduced in "LLM inference". Leviathan et al. 2023 (Algorithm 1) and Chen et al. 2023: a draft model
+proposes token x from its distribution q; the target keeps it with probability min(1, p(x) / q(x)); at
+the first rejection the target's token is drawn from the *residual* distribution
+norm(max(0, p − q)), and the round stops. If every draft token is kept, one more token is drawn from
+the target's next distribution. The emitted token is then distributed exactly as p:
+
+    P(emit x) = q(x) · min(1, p(x)/q(x)) + (1 − β) · max(0, p(x) − q(x)) / (1 − β) = min(p, q)(x) + max(0, p − q)(x) = p(x),
+
+with β = Σ min(p, q) the acceptance probability. Drawing the replacement from p instead biases the
+output towards tokens the draft already favours. Exposed as ``ls.serving.speculative_sample`` and
+friends.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+ON_REJECT = ("residual", "target")
+
+
+def _dist(a, name: str, where: str, ndim: int) -> np.ndarray:
+    a = np.asarray(a, dtype=np.float64)
+    if a.ndim != ndim or a.shape[-1] < 1:
+        raise ValueError(f"{where}: {name} must be a {ndim}-D array of probabilities over the vocabulary, "
+                         f"got shape {a.shape}")
+    if not np.all(np.isfinite(a)) or (a < 0).any() or not np.allclose(a.sum(axis=-1), 1.0, atol=1e-9):
+        raise ValueError(f"{where}: {name} must hold probabilities (>= 0, each row summing to 1)")
+    return a
+
+
+def _check_mode(on_reject, where: str) -> str:
+    if on_reject not in ON_REJECT:
+        raise ValueError(f"{where}: on_reject must be one of {list(ON_REJECT)}, got {on_reject!r}")
+    return on_reject
+
+
+def residual(p, q) -> np.ndarray:
+    """The distribution the target samples from at a rejection: max(0, p − q) / Σ max(0, p − q).
+    If p equals q nothing is ever rejected; the residual is then p itself."""
+    p = _dist(p, "p", "residual", 1)
+    q = _dist(q, "q", "residual", 1)
+    if p.shape != q.shape:
+        raise ValueError(f"residual: p and q must have the same vocabulary, got {p.shape} and {q.shape}")
+    r = np.maximum(p - q, 0.0)
+    s = r.sum()
+    return r / s if s > 1e-15 else p.copy()
+
+
+def speculative_sample(p, q, *, rng=None, seed: int = 0, on_reject: str = "residual") -> list[int]:
+    """One round of speculative sampling over a vocabulary of V tokens.
+
+    ``q`` (k, V): the draft's distribution at each of k positions; ``p`` (k + 1, V): the target's at the
+    same positions and one more (given the drafted prefix, as the target computes them in its one verify
+    step). Draws each draft token from q, keeps it with probability min(1, p/q); at the first rejection
+    appends a token drawn from :func:`residual` (``on_reject="target"``: from p, the biased variant, for
+    comparison) and stops; if all k are kept, appends one drawn from p[k]. Returns the emitted tokens
+    (1 to k + 1 of them).
+    """
+    p = _dist(p, "p", "speculative_sample", 2)
+    q = _dist(q, "q", "speculative_sample", 2)
+    _check_mode(on_reject, "speculative_sample")
+    if p.shape[0] != q.shape[0] + 1 or p.shape[1] != q.shape[1]:
+        raise ValueError(f"speculative_sample: p must be (k + 1, V) for q (k, V); got p {p.shape}, q {q.shape}")
+    rng = np.random.default_rng(seed) if rng is None else rng
+    out = []
+    V = p.shape[1]
+    for i in range(q.shape[0]):
+        x = int(rng.choice(V, p=q[i]))
+        if rng.random() < min(1.0, p[i, x] / q[i, x]):
+            out.append(x)
+            continue
+        fix = residual(p[i], q[i]) if on_reject == "residual" else p[i]
+        out.append(int(rng.choice(V, p=fix)))
+        return out
+    out.append(int(rng.choice(V, p=p[-1])))
+    return out
+
+
+def first_token_distribution(p, q, on_reject: str = "residual") -> np.ndarray:
+    """The exact distribution of the first emitted token for one position (closed form): min(p, q) +
+    (1 − β) · r, with β = Σ min(p, q) and r the residual (or p itself for ``on_reject="target"``)."""
+    p = _dist(p, "p", "first_token_distribution", 1)
+    q = _dist(q, "q", "first_token_distribution", 1)
+    _check_mode(on_reject, "first_token_distribution")
+    kept = np.minimum(p, q)
+    fix = residual(p, q) if on_reject == "residual" else p
+    return kept + (1.0 - kept.sum()) * fix
+
+
+def simulate_first_token(p, q, trials: int, *, seed: int = 0, on_reject: str = "residual") -> np.ndarray:
+    """Monte-Carlo frequencies of the first emitted token over ``trials`` rounds (vectorised form of
+    :func:`speculative_sample` for one position): draw x from q, keep it with probability
+    min(1, p(x)/q(x)), else draw from the residual (or from p)."""
+    p = _dist(p, "p", "simulate_first_token", 1)
+    q = _dist(q, "q", "simulate_first_token", 1)
+    _check_mode(on_reject, "simulate_first_token")
+    if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
+        raise ValueError(f"simulate_first_token: trials must be a whole number >= 1, got {trials!r}")
+    rng = np.random.default_rng(seed)
+    V = p.size
+    x = rng.choice(V, size=trials, p=q)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        keep = rng.random(trials) < np.minimum(1.0, p[x] / q[x])
+    fix = residual(p, q) if on_reject == "residual" else p
+    x = np.where(keep, x, rng.choice(V, size=trials, p=fix))
+    return np.bincount(x, minlength=V) / trials
+
+
+def total_variation(a, b) -> float:
+    """Total-variation distance ½ Σ |a − b| between two distributions."""
+    return 0.5 * float(np.abs(np.asarray(a, float) - np.asarray(b, float)).sum())
+
+
+__all__ = ["residual", "speculative_sample", "first_token_distribution", "simulate_first_token",
+           "total_variation", "ON_REJECT"]
