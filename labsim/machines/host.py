@@ -41,7 +41,13 @@ What the machine models, and the numbers it uses:
   ``StreamEvent.synchronize`` for one recorded point.
 * **CUDA Graphs**: launches made inside ``with m.capture() as graph`` are recorded, not run;
   ``m.replay(graph)`` launches them all with one launch call: one ``launch_time`` on the host, one
-  launch latency, then the kernels back to back (labsim assumes no gap between graph nodes).
+  launch latency, then the kernels one after another, ``graph_gap`` apart on the device
+  (:data:`GRAPH_NODE_GAP`, a labelled estimate: NVIDIA's CUDA Graphs post measured 3.4 µs per 2.9 µs
+  kernel inside a graph on a V100, so at least 0.5 µs per node). labsim charges that gap only between
+  graph nodes; between separately launched kernels the host's launch cost hides it in the cases the
+  chapter shows.
+* **XLA:GPU's command buffers**: a jitted call on a GPU launches runs of 5 or more kernels as one CUDA
+  graph, as XLA:GPU does by default (``labsim.machines.graphs``; ``command_buffers=False`` turns it off).
 
 Values: arrays put with data carry NumPy values, and a program's outputs get the values of
 ``ls.evaluate`` on its graph, so a simulated program computes what NumPy computes. Arrays made from a
@@ -63,8 +69,9 @@ from ..compiler.program import Program
 from ..core.avals import ShapeDtype
 from ..core.interpreter import evaluate
 from ..core.ir import Graph
-from ..hardware import Chip, Link, get, get_link
+from ..hardware import Chip, ChipKind, Link, get, get_link
 from .events import HOST_CHIP, Direction, Event, EventKind, Trace, UnitId, UnitKind
+from . import graphs as _graphs
 from .roofline import HOST_API_TIME, kernel_cost
 
 # labsim assumptions (no primary source gives them; the chapter says so): the host's cost of one eager
@@ -74,6 +81,9 @@ EAGER_OP_TIME = 10e-6
 JIT_CALL_TIME = 20e-6
 HOST_COPY_BANDWIDTH = 10e9
 QUEUE_DEPTH = 1024  # commands the device has not started yet; a labsim assumption (CUDA does not publish one)
+# the device-side gap between two nodes of a CUDA graph: an estimate from NVIDIA's CUDA Graphs post
+# (nvidia2019cudagraphs, V100, 2019): a 2.9 us kernel took 3.4 us per kernel inside a graph
+GRAPH_NODE_GAP = 3.4e-6 - 2.9e-6
 
 HOST = UnitId(HOST_CHIP, UnitKind.HOST_THREAD)
 
@@ -186,7 +196,8 @@ class Machine:
                  launch_latency: float | None = None, launch_time: float | None = None,
                  op_time: float = EAGER_OP_TIME, call_time: float = JIT_CALL_TIME,
                  api_time: float = HOST_API_TIME, queue_depth: int = QUEUE_DEPTH, copy_engines: int = 1,
-                 host_copy_bandwidth: float = HOST_COPY_BANDWIDTH):
+                 host_copy_bandwidth: float = HOST_COPY_BANDWIDTH, graph_gap: float = GRAPH_NODE_GAP,
+                 command_buffers: bool | None = None, min_graph_size: int = _graphs.MIN_GRAPH_SIZE):
         self.chip = get(chip)
         self.link = self.chip.host_link if host_link is None else get_link(host_link)
         self.launch_latency = _seconds(self.chip.launch_overhead if launch_latency is None else launch_latency,
@@ -199,6 +210,12 @@ class Machine:
         self.queue_depth = _count(queue_depth, "queue_depth")
         self.copy_engines = _count(copy_engines, "copy_engines")
         self.host_copy_bandwidth = _seconds(host_copy_bandwidth, "host_copy_bandwidth", positive=True)
+        self.graph_gap = _seconds(graph_gap, "graph_gap")
+        if command_buffers not in (None, True, False):
+            raise ValueError(f"Machine: command_buffers must be True, False or None, got {command_buffers!r}")
+        # None: XLA:GPU's default, command buffers on a GPU (not on a TPU or a CPU)
+        self.command_buffers = self.chip.kind is ChipKind.GPU if command_buffers is None else command_buffers
+        self.min_graph_size = _count(min_graph_size, "min_graph_size")
         self.now = 0.0  # the host thread's clock
         self._events: list[Event] = []
         self._stream_end: dict[int, float] = {}
@@ -420,7 +437,24 @@ class Machine:
                 for i, o in enumerate(g.outputs)]
         if mode == "jit" and self._capture is None:
             self._host(f"call {g.name}", self.call_time, EventKind.API, "jit: one dispatch for the whole call")
-        for k in prog.kernels:
+        kernels = prog.kernels
+        if mode == "jit" and self._capture is None and self.command_buffers:
+            segments = _graphs.command_buffers(kernels, min_graph_size=self.min_graph_size)
+        else:
+            segments = [(False, [i]) for i in range(len(kernels))]
+        for graph, idx in segments:
+            if graph:  # one command buffer: one launch, then its kernels as graph nodes
+                def node(k):
+                    kc = self._cost(k)
+                    dep = lambda: max((ready.get(id(prog.buffer(v)), ready.get(id(v), 0.0)) for v in k.inputs),
+                                      default=0.0)
+                    return (k.name, kc.time, f"{kc.flops:,} FLOPs, {kc.bytes:,} B, {kc.bound.value}-bound",
+                            kc.flops, kc.bytes, dep, lambda end: ready.update({id(o): end for o in k.outputs}))
+                self._graph_launch(s, f"command buffer ({len(idx)} kernels)",
+                                   "jit: XLA:GPU launches the command buffer as one CUDA graph",
+                                   [node(kernels[i]) for i in idx])
+                continue
+            k = kernels[idx[0]]
             kc = self._cost(k)
             deps = [ready.get(id(prog.buffer(v)), ready.get(id(v), 0.0)) for v in k.inputs]
             detail = f"{kc.flops:,} FLOPs, {kc.bytes:,} B, {kc.bound.value}-bound"
@@ -482,20 +516,32 @@ class Machine:
             raise RuntimeError("replay inside a capture: finish the capture first")
         if not graph.nodes:
             raise ValueError("replay: the graph is empty (no kernel was launched inside m.capture())")
-        s = graph.stream
+        def node(n):
+            name, d, detail, flops, nb, inputs, outs, values = n
+
+            def done(end):
+                for a, v in zip(outs, values):
+                    a.ready, a._value, a._captured = end, v, False
+            return (name, d, detail, flops, nb,
+                    lambda: max((a.ready for a in inputs if not a._captured), default=0.0), done)
+
+        self._graph_launch(graph.stream, f"graph ({len(graph)} kernels)", "one launch for the whole graph",
+                           [node(n) for n in graph.nodes])
+
+    def _graph_launch(self, s: int, name: str, label: str, nodes) -> None:
+        """One launch call for a CUDA graph, then its nodes on stream ``s`` one after another, ``graph_gap``
+        apart. ``nodes``: (name, duration, detail, flops, bytes, inputs_ready(), done(end)) per node."""
         self._enqueue_slot()
-        t_call = self._host(f"graph ({len(graph)} kernels)", self.launch_time, EventKind.LAUNCH,
-                            "one launch for the whole graph")
+        t_call = self._host(name, self.launch_time, EventKind.LAUNCH, label)
         t = max(t_call + max(self.launch_latency, self.launch_time), self._stream_end.get(s, 0.0),
                 self._device_free)
         self._started(t)
-        for name, d, detail, flops, nb, inputs, outs, values in graph.nodes:
-            t = max([t, *(a.ready for a in inputs if not a._captured)])
-            self._events.append(Event(UnitId(0, UnitKind.STREAM, s), name, t, t + d, EventKind.KERNEL,
+        for i, (kname, d, detail, flops, nb, inputs_ready, done) in enumerate(nodes):
+            t = max(t + (self.graph_gap if i else 0.0), inputs_ready())
+            self._events.append(Event(UnitId(0, UnitKind.STREAM, s), kname, t, t + d, EventKind.KERNEL,
                                       detail + " (graph node)", nbytes=nb, flops=flops))
             t += d
-            for a, v in zip(outs, values):
-                a.ready, a._value, a._captured = t, v, False
+            done(t)
         self._stream_end[s] = self._device_free = t
 
     # --- results -----------------------------------------------------------------------------------
@@ -543,35 +589,7 @@ class _Ready:
         self.ready = ready
 
 
-def kernel_loop(n: int, duration: float, *, chip: Chip | str = "H100 SXM", how: str = "async",
-                fused: int = 1, eager: bool = True, **machine_kw) -> Machine:
-    """The chapter's experiment: ``n`` kernels of ``duration`` seconds each, dispatched eagerly.
-
-    ``how``: "async" (dispatch all, synchronise once at the end), "sync" (synchronise after each, as a
-    timing loop that calls ``block_until_ready`` inside does), or "graph" (capture them once, replay as
-    one launch). ``fused`` > 1 fuses every ``fused`` consecutive ops into one kernel of ``fused ×
-    duration`` (the same work, fewer launches; labsim assumes fusion saves nothing but launches).
-    ``eager``: each launch also pays ``op_time`` of Python dispatch (False: launches from compiled code).
-    """
-    if how not in ("async", "sync", "graph"):
-        raise ValueError(f"kernel_loop: how must be 'async', 'sync' or 'graph', got {how!r}")
-    n, fused = _count(n, "n"), _count(fused, "fused")
-    m = Machine(chip, **machine_kw)
-    k = -(-n // fused)
-    d = duration * fused
-    if how == "graph":
-        with m.capture() as graph:
-            for i in range(k):
-                m.launch(f"k{i}", duration=d, eager=eager)
-        m.replay(graph)
-    else:
-        for i in range(k):
-            m.launch(f"k{i}", duration=d, eager=eager)
-            if how == "sync":
-                m.synchronize()
-    m.synchronize()
-    return m
-
+from .graphs import kernel_loop  # noqa: E402  (kept importable as ls.host.kernel_loop)
 
 __all__ = ["Array", "CapturedGraph", "Machine", "StreamEvent", "kernel_loop", "EAGER_OP_TIME", "JIT_CALL_TIME",
-           "HOST_COPY_BANDWIDTH", "QUEUE_DEPTH", "MODES"]
+           "HOST_COPY_BANDWIDTH", "QUEUE_DEPTH", "GRAPH_NODE_GAP", "MODES"]
