@@ -30,6 +30,9 @@ RANGES = {
     "special_flops": (1e11, 1e14),
     "matrix_unit": (8, 1024),  # rows (= cols) of one systolic array
     "clock": (1e8, 1e10),
+    "tensorcores": (1, 8),
+    "sparsecores": (0, 16),
+    "devices_per_chip": (1, 8),
 }
 
 
@@ -63,6 +66,11 @@ def numeric_fields(chip: Chip) -> dict[str, float]:
         out["matrix_unit"] = chip.matrix_unit[0]
     if chip.clock:
         out["clock"] = chip.clock
+    if chip.kind is ChipKind.TPU:  # core counts are TPU facts: every TPU preset states them
+        out["tensorcores"] = chip.tensorcores
+        out["sparsecores"] = chip.sparsecores
+    if chip.devices_per_chip != 1:
+        out["devices_per_chip"] = chip.devices_per_chip
     return out
 
 
@@ -265,3 +273,39 @@ def test_host_links_are_sourced_and_plausible():
     assert get_link("nvlink-c2c") is HOST_LINKS["NVLink-C2C"]
     with pytest.raises(ValueError, match="unknown host link"):
         get_link("PCIe Gen9")
+
+
+# TensorCores and SparseCores per TPU chip, and devices per chip as JAX lists them (Google's Cloud TPU
+# pages for v4, v5e, v5p, v6e and TPU7x; the SparseCore section of the TPU architecture page; Jouppi
+# et al. 2023 for v4's SparseCores).
+TPU_CORES = {
+    "TPU v4": (2, 4, 1),
+    "TPU v5e": (1, 0, 1),
+    "TPU v5p": (2, 4, 1),
+    "TPU v6e": (1, 2, 1),
+    "TPU7x": (2, 4, 2),
+}
+
+
+def test_tpu_core_counts_are_the_sourced_ones():
+    tpus = {k for k, c in PRESETS.items() if c.kind is ChipKind.TPU}
+    assert tpus == set(TPU_CORES), "every TPU preset needs a row in TPU_CORES"
+    for key, (tc, sc, dev) in TPU_CORES.items():
+        chip = PRESETS[key]
+        assert (chip.tensorcores, chip.sparsecores, chip.devices_per_chip) == (tc, sc, dev), key
+        assert "tensorcores" in chip.sources and "sparsecores" in chip.sources, key
+
+
+def test_gpus_and_cpus_keep_the_tpu_core_defaults():
+    for key, chip in PRESETS.items():
+        if chip.kind is not ChipKind.TPU:
+            assert (chip.tensorcores, chip.sparsecores, chip.devices_per_chip) == (1, 0, 1), key
+
+
+@pytest.mark.parametrize("attr, bad", [("tensorcores", 0), ("sparsecores", -1), ("devices_per_chip", 0),
+                                       ("tensorcores", 1.5)])
+def test_bad_core_counts_are_refused_by_name(attr, bad):
+    import dataclasses
+
+    with pytest.raises(ValueError, match=attr):
+        dataclasses.replace(PRESETS["TPU v5e"], **{attr: bad})

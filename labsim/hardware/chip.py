@@ -124,6 +124,12 @@ class Chip:
     GPU's per-SM limits (:class:`SMLimits`, with their own sources), None for other chips.
     ``matrix_unit`` is the (rows, cols) shape of one systolic matrix unit (a TPU's MXU: 128 x 128 up to
     v5e, 256 x 256 on v6e) and ``clock`` its clock in Hz; both are read by ``labsim.machines.tpu``.
+    ``tensorcores`` counts a TPU chip's TensorCores (Google's sense of the word: one core with its
+    MXUs, vector unit and scalar unit, not NVIDIA's Tensor Cores): two on v4 and v5p (joined as one
+    "megacore" device) and on TPU7x (two devices), one on v5e and v6e. ``sparsecores`` counts its
+    SparseCores (dataflow processors for embedding lookups). ``devices_per_chip`` is how many devices
+    JAX lists per chip: 1 except TPU7x, whose two TensorCores sit on two dies and show as 2 devices.
+    GPUs and CPUs keep the defaults (1, 0, 1): the fields describe TPUs.
     """
 
     name: str
@@ -150,12 +156,19 @@ class Chip:
     sm: SMLimits | None = None  # per-SM limits of a GPU (occupancy, issue rates); None for TPUs and CPUs
     matrix_unit: tuple[int, int] | None = None  # (rows, cols) of one systolic matrix unit (a TPU's MXU)
     clock: float = 0.0  # Hz, the matrix unit's clock where a source gives it; 0 = not recorded
+    tensorcores: int = 1  # TPU TensorCores per chip (Google's term); 1 for GPUs and CPUs
+    sparsecores: int = 0  # TPU SparseCores per chip; 0 where the chip has none
+    devices_per_chip: int = 1  # devices JAX lists per chip (2 on TPU7x)
 
     def __post_init__(self) -> None:
         for attr in ("matrix_flops", "vector_flops", "onchip", "sources"):
             object.__setattr__(self, attr, _frozen(getattr(self, attr)))
         if self.hbm_bandwidth <= 0 or self.hbm_capacity <= 0:
             raise ValueError(f"Chip {self.name!r}: memory bandwidth and capacity must be positive")
+        for attr, least in (("tensorcores", 1), ("sparsecores", 0), ("devices_per_chip", 1)):
+            value = getattr(self, attr)
+            if not isinstance(value, int) or value < least:
+                raise ValueError(f"Chip {self.name!r}: {attr} must be an integer >= {least}, got {value!r}")
 
     def peak_flops(self, dtype="float32", unit: Unit | str | None = None) -> float:
         """Dense peak FLOP/s for ``dtype`` on ``unit`` (default: the fastest unit that supports it)."""

@@ -408,6 +408,8 @@ _TPU_V5E = Chip(
     # 2 FLOP x 1.5e9 = 1.97e14, the datasheet's 197 TFLOP/s
     clock=1.5e9,
     memory_name="HBM2",
+    tensorcores=1,  # "Each v5e chip contains one TensorCore"
+    sparsecores=0,  # Google lists SparseCores for v4, v5p, v6e and TPU7x, not v5e
     sources={
         "matrix_flops.bfloat16": "google-tpu-v5e, System architecture",
         "matrix_flops.int8": "google-tpu-v6e, System architecture (v5e column)",
@@ -419,6 +421,8 @@ _TPU_V5E = Chip(
         "compute_units": "google-tpu-v5e, System architecture (four MXUs per TensorCore)",
         "matrix_unit": "google-tpu-arch, TPU architecture (MXU: 128 x 128 before v6e)",
         "clock": "austin2025scaling, How to Think About TPUs, What Is a TPU? (MXU at 1.5 GHz on v5e)",
+        "tensorcores": "google-tpu-v5e, System architecture (each v5e chip contains one TensorCore)",
+        "sparsecores": "google-tpu-arch, SparseCore (four on v5p and TPU7x, two on v6e; v5e not listed)",
     },
     notes=_TPU_NOTES,
 )
@@ -448,6 +452,8 @@ _TPU_V6E = Chip(
     compute_unit_name="MXU",  # count left out: Google's page has said both 2 and 4 MXUs
     matrix_unit=(256, 256),  # "256 x 256 (TPU v6e) ... multiply-accumulators in a systolic array"
     memory_name="HBM",
+    tensorcores=1,  # "Each v6e chip contains one TensorCore"
+    sparsecores=2,  # "v6e has two SparseCores per chip"
     sources={
         "matrix_flops.bfloat16": "google-tpu-v6e, System architecture",
         "matrix_flops.int8": "google-tpu-v6e, System architecture",
@@ -456,6 +462,8 @@ _TPU_V6E = Chip(
         "host_link": "austin2025scaling, How to Think About TPUs, TPU Specs",
         "chip_link": "austin2025scaling, How to Think About TPUs, TPU Specs (ICI table)",
         "matrix_unit": "google-tpu-arch, TPU architecture (MXU: 256 x 256 on v6e)",
+        "tensorcores": "google-tpu-v6e, System architecture (each v6e chip contains one TensorCore)",
+        "sparsecores": "google-tpu-arch, SparseCore (v6e has two SparseCores per chip)",
     },
     notes=_TPU_NOTES + " The MXU count (256x256 arrays) and the VMEM size are left out: versions "
     "of Google's v6e page disagree on the MXU count, and no primary source gives VMEM.",
@@ -481,6 +489,8 @@ _TPU_V4 = Chip(
     chip_link=Link("ICI (one of 6 links)", 4.5e10, source="austin2025scaling"),  # B/s one-way, "TPU v4p 4.5e10"
     compute_unit_name="MXU",
     memory_name="HBM2",
+    tensorcores=2,  # "Each TPU v4 chip contains two TensorCores" (one megacore device to JAX)
+    sparsecores=4,  # four SparseCores per chip, 16 tiles each (Jouppi et al. 2023)
     sources={
         "matrix_flops.bfloat16": "google-tpu-v4, System architecture (Peak compute per chip)",
         "matrix_flops.int8": "google-tpu-v4, System architecture (Peak compute per chip, bf16 or int8)",
@@ -488,6 +498,8 @@ _TPU_V4 = Chip(
         "hbm_capacity": "google-tpu-v4, System architecture (HBM2 capacity and bandwidth)",
         "host_link": "austin2025scaling, How to Think About TPUs, TPU specs (PCIe per TPU)",
         "chip_link": "austin2025scaling, How to Think About TPUs, TPU specs (ICI table, TPU v4p)",
+        "tensorcores": "google-tpu-v4, System architecture (each TPU v4 chip contains two TensorCores)",
+        "sparsecores": "jouppi2023tpuv4, SparseCore (four SparseCores per TPU v4 chip)",
     },
     notes=_TPU_NOTES + " Pod size 4,096 chips (labsim.hardware.SYSTEMS).",
 )
@@ -506,12 +518,16 @@ _TPU_V5P = Chip(
     chip_link=Link("ICI (one of 6 links)", 9e10, source="austin2025scaling"),  # B/s one-way, "TPU v5p 9.0e10"
     compute_unit_name="MXU",
     memory_name="HBM2e",
+    tensorcores=2,  # "Number of TensorCores per chip 2" (one megacore device to JAX)
+    sparsecores=4,  # "Number of SparseCores per chip 4"
     sources={
         "matrix_flops.bfloat16": "google-tpu-v5p, System architecture (Peak compute per chip, BF16)",
         "hbm_bandwidth": "google-tpu-v5p, System architecture (HBM2e capacity and bandwidth)",
         "hbm_capacity": "google-tpu-v5p, System architecture (HBM2e capacity and bandwidth)",
         "host_link": "austin2025scaling, How to Think About TPUs, TPU specs (PCIe per TPU)",
         "chip_link": "austin2025scaling, How to Think About TPUs, TPU specs (ICI table, TPU v5p)",
+        "tensorcores": "google-tpu-v5p, System architecture (Number of TensorCores per chip)",
+        "sparsecores": "google-tpu-v5p, System architecture (Number of SparseCores per chip)",
     },
     notes=_TPU_NOTES + " Pod size 8,960 chips (labsim.hardware.SYSTEMS).",
 )
@@ -531,6 +547,9 @@ _TPU7X = Chip(
     chip_link=Link("ICI (one link)", 9e10, source="austin2025scaling"),  # B/s one-way, "TPU7x 9.0e10"
     compute_unit_name="MXU",
     memory_name="HBM",
+    tensorcores=2,  # "Each TPU7x chip contains two TensorCores and four SparseCores"
+    sparsecores=4,
+    devices_per_chip=2,  # dual-chiplet: "access two TPU devices instead of a single logical core"
     sources={
         "matrix_flops.bfloat16": "google-tpu7x, System architecture (Peak compute per chip, BF16)",
         "matrix_flops.float8_e4m3fn": "google-tpu7x, System architecture (Peak compute per chip, FP8)",
@@ -538,6 +557,9 @@ _TPU7X = Chip(
         "hbm_capacity": "google-tpu7x, System architecture (HBM capacity per chip, GiB)",
         "host_link": "austin2025scaling, How to Think About TPUs, TPU specs (PCIe per TPU)",
         "chip_link": "austin2025scaling, How to Think About TPUs, TPU specs (ICI table, TPU7x)",
+        "tensorcores": "google-tpu7x, System architecture (two TensorCores and four SparseCores per chip)",
+        "sparsecores": "google-tpu7x, System architecture (two TensorCores and four SparseCores per chip)",
+        "devices_per_chip": "google-tpu7x, Dual-chiplet architecture (two TPU devices per chip)",
     },
     notes=_TPU_NOTES + " The seventh TPU generation, announced by Google in April 2025 as Ironwood and "
     "offered on Google Cloud as TPU7x. Pod size 9,216 chips (labsim.hardware.SYSTEMS). The HBM "
