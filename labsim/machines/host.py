@@ -211,7 +211,7 @@ class Machine:
         self.copy_engines = _count(copy_engines, "copy_engines")
         self.host_copy_bandwidth = _seconds(host_copy_bandwidth, "host_copy_bandwidth", positive=True)
         self.graph_gap = _seconds(graph_gap, "graph_gap")
-        if command_buffers not in (None, True, False):
+        if command_buffers is not None and not isinstance(command_buffers, bool):
             raise ValueError(f"Machine: command_buffers must be True, False or None, got {command_buffers!r}")
         # None: XLA:GPU's default, command buffers on a GPU (not on a TPU or a CPU)
         self.command_buffers = self.chip.kind is ChipKind.GPU if command_buffers is None else command_buffers
@@ -589,7 +589,7 @@ class _Ready:
         self.ready = ready
 
 
-from .graphs import kernel_loop  # noqa: E402  (kept importable as ls.host.kernel_loop)
+from .graphs import MIN_GRAPH_SIZE, command_buffers, kernel_loop  # noqa: E402  (ls.host.kernel_loop, ...)
 
-__all__ = ["Array", "CapturedGraph", "Machine", "StreamEvent", "kernel_loop", "EAGER_OP_TIME", "JIT_CALL_TIME",
-           "HOST_COPY_BANDWIDTH", "QUEUE_DEPTH", "GRAPH_NODE_GAP", "MODES"]
+__all__ = ["Array", "CapturedGraph", "Machine", "StreamEvent", "kernel_loop", "command_buffers", "EAGER_OP_TIME",
+           "JIT_CALL_TIME", "HOST_COPY_BANDWIDTH", "QUEUE_DEPTH", "GRAPH_NODE_GAP", "MIN_GRAPH_SIZE", "MODES"]
