@@ -38,7 +38,7 @@ def tensorcore(chip="TPU v5e", *, title: str | None = None):
     r, cc = core.mxu
     fig = go.Figure()
     boxes = []  # (x0, y0, x1, y1, role, text)
-    boxes.append((0, 0, 10, 2, "memory", f"<b>HBM</b> ({c.memory_name}): {c.hbm_capacity / 1e9:.0f} GB, "
+    boxes.append((0, 0, 10, 2, "memory", f"<b>HBM</b> ({c.memory_name}): {c.hbm_capacity / 2**30:.0f} GiB, "
                                          f"{c.hbm_bandwidth / 1e9:,.0f} GB/s"))
     vm = _fmt_bytes(core.vmem) if core.vmem else "size not recorded"
     boxes.append((0.5, 3, 9.5, 4.6, "memory", f"<b>VMEM</b> (on-chip scratchpad): {vm}"))
