@@ -1,4 +1,4 @@
-"""CUDA Graphs on the host/device machine: XLA:GPU's command buffers and the chapter's kernel loop.
+"""XLA:GPU's command buffers: which kernels of a jitted program the host/device machine launches as one graph.
 
 XLA:GPU records kernel sequences into CUDA graphs by default. Its default ``DebugOptions`` enable
 *command buffers* for the command types FUSION, CUBLAS, CUBLASLT, CUSTOM_CALL and CUDNN, and set
@@ -16,13 +16,9 @@ collectives, host callbacks) and the one-off cost of recording the graph on the 
 from __future__ import annotations
 
 import numbers
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 from ..compiler.kernel import Kernel, KernelKind
-from ..hardware import Chip
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .host import Machine
 
 #: ``xla_gpu_graph_min_graph_size``'s default: the fewest commands XLA:GPU records into one command buffer
 MIN_GRAPH_SIZE = 5
@@ -71,36 +67,4 @@ def command_buffers(kernels: Sequence[Kernel], *, min_graph_size: int = MIN_GRAP
     return out
 
 
-def kernel_loop(n: int, duration: float, *, chip: Chip | str = "H100 SXM", how: str = "async",
-                fused: int = 1, eager: bool = True, **machine_kw) -> "Machine":
-    """The chapter's experiment: ``n`` kernels of ``duration`` seconds each, dispatched eagerly.
-
-    ``how``: "async" (dispatch all, synchronise once at the end), "sync" (synchronise after each, as a
-    timing loop that calls ``block_until_ready`` inside does), or "graph" (capture them once, replay as
-    one launch). ``fused`` > 1 fuses every ``fused`` consecutive ops into one kernel of ``fused ×
-    duration`` (the same work, fewer launches; labsim assumes fusion saves nothing but launches).
-    ``eager``: each launch also pays ``op_time`` of Python dispatch (False: launches from compiled code).
-    """
-    from .host import Machine, _count
-
-    if how not in ("async", "sync", "graph"):
-        raise ValueError(f"kernel_loop: how must be 'async', 'sync' or 'graph', got {how!r}")
-    n, fused = _count(n, "n"), _count(fused, "fused")
-    m = Machine(chip, **machine_kw)
-    k = -(-n // fused)
-    d = duration * fused
-    if how == "graph":
-        with m.capture() as graph:
-            for i in range(k):
-                m.launch(f"k{i}", duration=d, eager=eager)
-        m.replay(graph)
-    else:
-        for i in range(k):
-            m.launch(f"k{i}", duration=d, eager=eager)
-            if how == "sync":
-                m.synchronize()
-    m.synchronize()
-    return m
-
-
-__all__ = ["MIN_GRAPH_SIZE", "COMMAND_TYPES", "command_type", "command_buffers", "kernel_loop"]
+__all__ = ["MIN_GRAPH_SIZE", "COMMAND_TYPES", "command_type", "command_buffers"]

@@ -40,14 +40,10 @@ What the machine models, and the numbers it uses:
   ``np.asarray``) copies a value back and waits for it, ``Machine.synchronize`` waits for everything,
   ``StreamEvent.synchronize`` for one recorded point.
 * **CUDA Graphs**: launches made inside ``with m.capture() as graph`` are recorded, not run;
-  ``m.replay(graph)`` launches them all with one launch call: one ``launch_time`` on the host, one
-  launch latency, then the kernels one after another, ``graph_gap`` apart on the device
-  (:data:`GRAPH_NODE_GAP`, a labelled estimate: NVIDIA's CUDA Graphs post measured 3.4 µs per 2.9 µs
-  kernel inside a graph on a V100, so at least 0.5 µs per node). labsim charges that gap only between
-  graph nodes; between separately launched kernels the host's launch cost hides it in the cases the
-  chapter shows.
-* **XLA:GPU's command buffers**: a jitted call on a GPU launches runs of 5 or more kernels as one CUDA
-  graph, as XLA:GPU does by default (``labsim.machines.graphs``; ``command_buffers=False`` turns it off).
+  ``m.replay(graph)`` launches them with one call: one ``launch_time``, one launch latency, then the
+  kernels ``graph_gap`` apart (:data:`GRAPH_NODE_GAP`: NVIDIA's post measured 3.4 µs per 2.9 µs kernel
+  in a graph on a V100). labsim charges the gap only between graph nodes. Under ``jit`` on a GPU, runs of
+  5 or more kernels are launched as one graph, as XLA:GPU does by default (``labsim.machines.graphs``).
 
 Values: arrays put with data carry NumPy values, and a program's outputs get the values of
 ``ls.evaluate`` on its graph, so a simulated program computes what NumPy computes. Arrays made from a
@@ -68,6 +64,7 @@ from ..core.ir import Graph
 from ..hardware import Chip, ChipKind, Link, get, get_link
 from .events import HOST_CHIP, Direction, Event, EventKind, Trace, UnitId, UnitKind
 from . import graphs as _graphs
+from .graphs import MIN_GRAPH_SIZE, command_buffers  # noqa: F401  (ls.host.command_buffers, ...)
 from .roofline import HOST_API_TIME, kernel_cost
 
 # labsim assumptions (no primary source gives them; the chapter says so): the host's cost of one eager
@@ -469,7 +466,34 @@ class Machine:
         return max([self._device_free, *self._stream_end.values(), *(x for v in self._engines.values() for x in v)])
 
 
-from .graphs import MIN_GRAPH_SIZE, command_buffers, kernel_loop  # noqa: E402  (ls.host.kernel_loop, ...)
+def kernel_loop(n: int, duration: float, *, chip: Chip | str = "H100 SXM", how: str = "async",
+                fused: int = 1, eager: bool = True, **machine_kw) -> "Machine":
+    """The chapter's experiment: ``n`` kernels of ``duration`` seconds each, dispatched eagerly.
+
+    ``how``: "async" (dispatch all, synchronise once at the end), "sync" (synchronise after each, as a
+    timing loop that calls ``block_until_ready`` inside does), or "graph" (capture them once, replay as
+    one launch). ``fused`` > 1 fuses every ``fused`` consecutive ops into one kernel of ``fused ×
+    duration`` (the same work, fewer launches; labsim assumes fusion saves nothing but launches).
+    ``eager``: each launch also pays ``op_time`` of Python dispatch (False: launches from compiled code).
+    """
+    if how not in ("async", "sync", "graph"):
+        raise ValueError(f"kernel_loop: how must be 'async', 'sync' or 'graph', got {how!r}")
+    n, fused = _count(n, "n"), _count(fused, "fused")
+    m = Machine(chip, **machine_kw)
+    k = -(-n // fused)
+    d = duration * fused
+    if how == "graph":
+        with m.capture() as graph:
+            for i in range(k):
+                m.launch(f"k{i}", duration=d, eager=eager)
+        m.replay(graph)
+    else:
+        for i in range(k):
+            m.launch(f"k{i}", duration=d, eager=eager)
+            if how == "sync":
+                m.synchronize()
+    m.synchronize()
+    return m
 
 __all__ = ["Array", "CapturedGraph", "Machine", "StreamEvent", "kernel_loop", "command_buffers", "EAGER_OP_TIME",
            "JIT_CALL_TIME", "HOST_COPY_BANDWIDTH", "QUEUE_DEPTH", "GRAPH_NODE_GAP", "MIN_GRAPH_SIZE", "MODES"]

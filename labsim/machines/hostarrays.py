@@ -8,15 +8,13 @@ import math
 import numbers
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from ..compiler.pipeline import compile as _compile
 from ..compiler.program import Program
 from ..core.avals import ShapeDtype
 from ..core.ir import Graph
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .host import Machine
+# "Machine" in the annotations below is labsim.machines.host.Machine (not imported: host imports this module)
 
 
 def _seconds(v, name: str, *, positive: bool = False) -> float:
