@@ -58,10 +58,13 @@ def test_launch_predictions_follow_the_closed_forms(chip):
             (ell + n * max(d, host)) / n, rel=1e-3)
         # synchronised after each: every kernel waits its own max(ℓ, h), then runs d
         assert cal.predict(cfg("launch", via=via, how="sync"), chip) == pytest.approx(max(ell, host) + d, rel=1e-9)
-        # graph replay: one launch call for all N kernels, then back to back: (max(ℓ, h) + N·d) / N
+        # graph replay: one launch call for all N kernels, then back to back with labsim's device-side gap g
+        # between graph nodes: (max(ℓ, h) + N·d + (N − 1)·g) / N
         n = cfg("launch", via=via, how="graph")["n"]
+        g = ls.host.GRAPH_NODE_GAP
+        assert g > 0
         assert cal.predict(cfg("launch", via=via, how="graph"), chip) == pytest.approx(
-            (max(ell, h) + n * d) / n, rel=1e-9)
+            (max(ell, h) + n * d + (n - 1) * g) / n, rel=1e-9)
 
 
 @pytest.mark.parametrize("chip", CHIPS)

@@ -199,3 +199,27 @@ def _check_small(chip):
     rng = np.random.default_rng(1)
     a, b = rng.standard_normal((200, 300)).astype(np.float32), rng.standard_normal((300, 100)).astype(np.float32)
     return ls.tpu.run_dot(a, b, chip)[0], a @ b
+
+
+# --- slices: wraparound only on full axes (v5e/v6e) or multiples of 4 (v4/v5p) ------------------------
+
+def test_tpu_slice_wraps_only_full_axes_and_a_line_doubles_a_collective():
+    s44 = ls.tpu.tpu_slice("TPU v5e", (4, 4))
+    assert s44.wrap == (False, False) and s44.topology == "mesh" and s44.diameter == 6 and s44.chips == 16
+    full = ls.tpu.tpu_slice("TPU v6e", (16, 16))
+    assert full.wrap == (True, True) and full.topology == "torus" and full.diameter == 16
+    assert ls.tpu.tpu_slice("TPU v5e", (16, 4)).topology == "partial torus"
+    cube = ls.tpu.tpu_slice("TPU v5p", (4, 4, 8))
+    assert cube.wrap == (True, True, True) and cube.diameter == 2 + 2 + 4
+    assert ls.tpu.tpu_slice("TPU v4", (2, 4, 4)).wrap == (False, True, True)
+    # a line of 4 against a bidirectional ring of 4 on the same link: twice the time (zero link latency)
+    nb = 2**30
+    ring = ls.collectives.time("all_gather", nb, 4, ls.hardware.PRESETS["TPU v5e"].chip_link, topology="bidir_ring")
+    assert s44.axis_time("all_gather", nb, 0) == pytest.approx(2 * ring, rel=1e-12)
+    assert ring == pytest.approx(3 / 4 * nb / (2 * 45e9), rel=1e-12)  # (n-1)/n · B over two directions
+    for bad in [("H100 SXM", (4, 4)), ("TPU v5e", (4, 4, 4)), ("TPU v5e", (32, 4)), ("TPU v5e", (0, 4)),
+                ("TPU7x", (4, 4, 4))]:
+        with pytest.raises(ValueError, match="tpu_slice"):
+            ls.tpu.tpu_slice(*bad)
+    with pytest.raises(ValueError, match="axis"):
+        s44.axis_time("all_gather", nb, 2)

@@ -41,6 +41,22 @@ def test_systolic_animation_page_weight(monkeypatch):
     assert 0 < len(html) < 200_000  # 2 of the book's 12 combinations: well inside the 1 MB page budget
 
 
+def test_systolic_animation_caption_follows_the_controls():
+    """The caption quotes what the machine ran for the controls shown, in the right grammatical number."""
+    anim = viz.tpu.systolic_animation(sizes=(3, 4), dataflows=("ws", "os"), extra=(0, 2), name="fig-x")
+    assert anim.name == "fig-x"
+    for array, df, more in ((3, "ws", 0), (4, "os", 2)):
+        n = array + more
+        r = ls.systolic.stats(n, n, n, rows=array, cols=array, dataflow=df)
+        anim.update(array=array, dataflow=df, matrix=more)
+        cap = anim.caption
+        assert f"{array}×{array} systolic array" in cap and f"two {n}×{n} matrices" in cap
+        assert f"{r.cycles} cycles" in cap and f"{r.utilization:.0%}" in cap
+        assert f"in {r.folds} fold{'s' if r.folds != 1 else ''}," in cap
+        assert anim.alt_text(array=array, dataflow=df, matrix=more) != anim.alt_text(array=3, dataflow="ws", matrix=0) \
+            or (array, df, more) == (3, "ws", 0)
+
+
 def test_tensorcore_numbers_come_from_the_preset():
     fig = viz.tpu.tensorcore("TPU v5e")
     text = " ".join(a.text for a in fig.layout.annotations)

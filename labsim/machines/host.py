@@ -40,8 +40,10 @@ What the machine models, and the numbers it uses:
   ``np.asarray``) copies a value back and waits for it, ``Machine.synchronize`` waits for everything,
   ``StreamEvent.synchronize`` for one recorded point.
 * **CUDA Graphs**: launches made inside ``with m.capture() as graph`` are recorded, not run;
-  ``m.replay(graph)`` launches them all with one launch call: one ``launch_time`` on the host, one
-  launch latency, then the kernels back to back (labsim assumes no gap between graph nodes).
+  ``m.replay(graph)`` launches them with one call: one ``launch_time``, one launch latency, then the
+  kernels ``graph_gap`` apart (:data:`GRAPH_NODE_GAP`: NVIDIA's post measured 3.4 µs per 2.9 µs kernel
+  in a graph on a V100). labsim charges the gap only between graph nodes. Under ``jit`` on a GPU, runs of
+  5 or more kernels are launched as one graph, as XLA:GPU does by default (``labsim.machines.graphs``).
 
 Values: arrays put with data carry NumPy values, and a program's outputs get the values of
 ``ls.evaluate`` on its graph, so a simulated program computes what NumPy computes. Arrays made from a
@@ -51,20 +53,18 @@ from __future__ import annotations
 
 import contextlib
 import heapq
-from collections import OrderedDict
 import math
-import numbers
-from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from ..compiler.kernel import Kernel
-from ..compiler.pipeline import compile as _compile
 from ..compiler.program import Program
 from ..core.avals import ShapeDtype
 from ..core.interpreter import evaluate
 from ..core.ir import Graph
-from ..hardware import Chip, Link, get, get_link
+from ..hardware import Chip, ChipKind, Link, get, get_link
 from .events import HOST_CHIP, Direction, Event, EventKind, Trace, UnitId, UnitKind
+from . import graphs as _graphs
+from .graphs import MIN_GRAPH_SIZE, command_buffers  # noqa: F401  (ls.host.command_buffers, ...)
 from .roofline import HOST_API_TIME, kernel_cost
 
 # labsim assumptions (no primary source gives them; the chapter says so): the host's cost of one eager
@@ -74,103 +74,17 @@ EAGER_OP_TIME = 10e-6
 JIT_CALL_TIME = 20e-6
 HOST_COPY_BANDWIDTH = 10e9
 QUEUE_DEPTH = 1024  # commands the device has not started yet; a labsim assumption (CUDA does not publish one)
+# the device-side gap between two nodes of a CUDA graph: an estimate from NVIDIA's CUDA Graphs post
+# (nvidia2019cudagraphs, V100, 2019): a 2.9 us kernel took 3.4 us per kernel inside a graph
+GRAPH_NODE_GAP = 3.4e-6 - 2.9e-6
 
 HOST = UnitId(HOST_CHIP, UnitKind.HOST_THREAD)
 
 MODES = ("eager", "jit")
 
 
-def _seconds(v, name: str, *, positive: bool = False) -> float:
-    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0 \
-            or (positive and v == 0):
-        need = "> 0" if positive else ">= 0"
-        raise ValueError(f"Machine: {name} must be a finite number {need}, got {v!r}")
-    return float(v)
-
-
-def _count(v, name: str, lo: int = 1) -> int:
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
-        raise ValueError(f"Machine: {name} must be an integer >= {lo}, got {v!r}")
-    return int(v)
-
-
-class Array:
-    """A device array as JAX returns it: a future. ``shape`` and ``dtype`` are known at once; the value
-    exists on the device from ``ready`` (seconds on the machine's clock) and on the host only after
-    ``np.asarray`` (or ``Machine.get``) copies it back."""
-
-    __slots__ = ("machine", "name", "aval", "ready", "_value", "pinned", "_captured")
-
-    def __init__(self, machine: "Machine", name: str, aval: ShapeDtype, ready: float, value=None,
-                 pinned: bool = True):
-        self.machine, self.name, self.aval, self.ready = machine, name, aval, ready
-        self._value, self.pinned, self._captured = value, pinned, False
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self.aval.shape
-
-    @property
-    def dtype(self) -> str:
-        return self.aval.dtype
-
-    @property
-    def nbytes(self) -> int:
-        return self.aval.nbytes
-
-    @property
-    def has_value(self) -> bool:
-        return self._value is not None
-
-    def block_until_ready(self) -> "Array":
-        """The host waits until the device has computed this array. No byte moves."""
-        self.machine._wait_until(self._ready_or_raise("block_until_ready"), "block_until_ready",
-                                 f"wait for {self.name} (no copy)")
-        return self
-
-    def _ready_or_raise(self, what: str) -> float:
-        if self._captured:
-            raise RuntimeError(f"{what}: {self.name} was produced inside a graph capture and is computed only "
-                               "when the graph is replayed (m.replay(graph))")
-        return self.ready
-
-    def __array__(self, dtype=None, copy=None):
-        v = self.machine.get(self)
-        if v is None:
-            raise ValueError(f"{self.name} was computed from shapes only (no input values), so there is no "
-                             "value to read; put NumPy arrays, not ShapeDtypes, to get values")
-        return v if dtype is None else v.astype(dtype)
-
-    def __repr__(self) -> str:
-        return f"<Array {self.name}: {self.aval}, ready at {self.ready * 1e6:.3g} µs>"
-
-
-@dataclass
-class StreamEvent:
-    """A point recorded on a stream (``cudaEventRecord``): it is reached when the stream's earlier work is done."""
-
-    machine: "Machine"
-    stream: int
-    time: float
-
-    def synchronize(self) -> None:
-        """The host waits until the device reaches this point (``cudaEventSynchronize``)."""
-        self.machine._wait_until(self.time, "event synchronize", f"wait for an event on stream {self.stream}")
-
-    def elapsed(self, later: "StreamEvent") -> float:
-        """Device time from this event to ``later`` (``cudaEventElapsedTime``, in seconds)."""
-        return later.time - self.time
-
-
-@dataclass
-class CapturedGraph:
-    """Kernels recorded by ``Machine.capture`` for one-launch replay (a CUDA Graph)."""
-
-    stream: int
-    nodes: list = field(default_factory=list)  # (name, duration, detail, flops, bytes, inputs, outputs, values)
-
-    def __len__(self) -> int:
-        return len(self.nodes)
+from .hostarrays import (Array, CapturedGraph, StreamEvent, _compiled, _count, _Ready,  # noqa: F401
+                         _seconds)
 
 
 class Machine:
@@ -186,7 +100,8 @@ class Machine:
                  launch_latency: float | None = None, launch_time: float | None = None,
                  op_time: float = EAGER_OP_TIME, call_time: float = JIT_CALL_TIME,
                  api_time: float = HOST_API_TIME, queue_depth: int = QUEUE_DEPTH, copy_engines: int = 1,
-                 host_copy_bandwidth: float = HOST_COPY_BANDWIDTH):
+                 host_copy_bandwidth: float = HOST_COPY_BANDWIDTH, graph_gap: float = GRAPH_NODE_GAP,
+                 command_buffers: bool | None = None, min_graph_size: int = _graphs.MIN_GRAPH_SIZE):
         self.chip = get(chip)
         self.link = self.chip.host_link if host_link is None else get_link(host_link)
         self.launch_latency = _seconds(self.chip.launch_overhead if launch_latency is None else launch_latency,
@@ -199,6 +114,12 @@ class Machine:
         self.queue_depth = _count(queue_depth, "queue_depth")
         self.copy_engines = _count(copy_engines, "copy_engines")
         self.host_copy_bandwidth = _seconds(host_copy_bandwidth, "host_copy_bandwidth", positive=True)
+        self.graph_gap = _seconds(graph_gap, "graph_gap")
+        if command_buffers is not None and not isinstance(command_buffers, bool):
+            raise ValueError(f"Machine: command_buffers must be True, False or None, got {command_buffers!r}")
+        # None: XLA:GPU's default, command buffers on a GPU (not on a TPU or a CPU)
+        self.command_buffers = self.chip.kind is ChipKind.GPU if command_buffers is None else command_buffers
+        self.min_graph_size = _count(min_graph_size, "min_graph_size")
         self.now = 0.0  # the host thread's clock
         self._events: list[Event] = []
         self._stream_end: dict[int, float] = {}
@@ -420,7 +341,24 @@ class Machine:
                 for i, o in enumerate(g.outputs)]
         if mode == "jit" and self._capture is None:
             self._host(f"call {g.name}", self.call_time, EventKind.API, "jit: one dispatch for the whole call")
-        for k in prog.kernels:
+        kernels = prog.kernels
+        if mode == "jit" and self._capture is None and self.command_buffers:
+            segments = _graphs.command_buffers(kernels, min_graph_size=self.min_graph_size)
+        else:
+            segments = [(False, [i]) for i in range(len(kernels))]
+        for graph, idx in segments:
+            if graph:  # one command buffer: one launch, then its kernels as graph nodes
+                def node(k):
+                    kc = self._cost(k)
+                    dep = lambda: max((ready.get(id(prog.buffer(v)), ready.get(id(v), 0.0)) for v in k.inputs),
+                                      default=0.0)
+                    return (k.name, kc.time, f"{kc.flops:,} FLOPs, {kc.bytes:,} B, {kc.bound.value}-bound",
+                            kc.flops, kc.bytes, dep, lambda end: ready.update({id(o): end for o in k.outputs}))
+                self._graph_launch(s, f"command buffer ({len(idx)} kernels)",
+                                   "jit: XLA:GPU launches the command buffer as one CUDA graph",
+                                   [node(kernels[i]) for i in idx])
+                continue
+            k = kernels[idx[0]]
             kc = self._cost(k)
             deps = [ready.get(id(prog.buffer(v)), ready.get(id(v), 0.0)) for v in k.inputs]
             detail = f"{kc.flops:,} FLOPs, {kc.bytes:,} B, {kc.bound.value}-bound"
@@ -482,20 +420,32 @@ class Machine:
             raise RuntimeError("replay inside a capture: finish the capture first")
         if not graph.nodes:
             raise ValueError("replay: the graph is empty (no kernel was launched inside m.capture())")
-        s = graph.stream
+        def node(n):
+            name, d, detail, flops, nb, inputs, outs, values = n
+
+            def done(end):
+                for a, v in zip(outs, values):
+                    a.ready, a._value, a._captured = end, v, False
+            return (name, d, detail, flops, nb,
+                    lambda: max((a.ready for a in inputs if not a._captured), default=0.0), done)
+
+        self._graph_launch(graph.stream, f"graph ({len(graph)} kernels)", "one launch for the whole graph",
+                           [node(n) for n in graph.nodes])
+
+    def _graph_launch(self, s: int, name: str, label: str, nodes) -> None:
+        """One launch call for a CUDA graph, then its nodes on stream ``s`` one after another, ``graph_gap``
+        apart. ``nodes``: (name, duration, detail, flops, bytes, inputs_ready(), done(end)) per node."""
         self._enqueue_slot()
-        t_call = self._host(f"graph ({len(graph)} kernels)", self.launch_time, EventKind.LAUNCH,
-                            "one launch for the whole graph")
+        t_call = self._host(name, self.launch_time, EventKind.LAUNCH, label)
         t = max(t_call + max(self.launch_latency, self.launch_time), self._stream_end.get(s, 0.0),
                 self._device_free)
         self._started(t)
-        for name, d, detail, flops, nb, inputs, outs, values in graph.nodes:
-            t = max([t, *(a.ready for a in inputs if not a._captured)])
-            self._events.append(Event(UnitId(0, UnitKind.STREAM, s), name, t, t + d, EventKind.KERNEL,
+        for i, (kname, d, detail, flops, nb, inputs_ready, done) in enumerate(nodes):
+            t = max(t + (self.graph_gap if i else 0.0), inputs_ready())
+            self._events.append(Event(UnitId(0, UnitKind.STREAM, s), kname, t, t + d, EventKind.KERNEL,
                                       detail + " (graph node)", nbytes=nb, flops=flops))
             t += d
-            for a, v in zip(outs, values):
-                a.ready, a._value, a._captured = t, v, False
+            done(t)
         self._stream_end[s] = self._device_free = t
 
     # --- results -----------------------------------------------------------------------------------
@@ -516,35 +466,8 @@ class Machine:
         return max([self._device_free, *self._stream_end.values(), *(x for v in self._engines.values() for x in v)])
 
 
-_CACHE: "OrderedDict[tuple[int, str], tuple[Graph, Program]]" = OrderedDict()
-
-
-def _compiled(g: Graph, mode: str) -> Program:
-    """``g`` compiled for ``mode`` (jit: the full pipeline; eager: no passes), kept for the next call as
-    JAX keeps a jitted function's executable: the 64 most recent graphs, held so their ids stay theirs."""
-    key = (id(g), mode)
-    hit = _CACHE.get(key)
-    if hit is not None and hit[0] is g:
-        _CACHE.move_to_end(key)
-        return hit[1]
-    p = _compile(g) if mode == "jit" else _compile(g, passes=[])
-    _CACHE[key] = (g, p)
-    if len(_CACHE) > 64:
-        _CACHE.popitem(last=False)
-    return p
-
-
-class _Ready:
-    """A stand-in input that is ready at ``ready`` (a program's intermediate buffer)."""
-
-    __slots__ = ("ready",)
-
-    def __init__(self, ready: float):
-        self.ready = ready
-
-
 def kernel_loop(n: int, duration: float, *, chip: Chip | str = "H100 SXM", how: str = "async",
-                fused: int = 1, eager: bool = True, **machine_kw) -> Machine:
+                fused: int = 1, eager: bool = True, **machine_kw) -> "Machine":
     """The chapter's experiment: ``n`` kernels of ``duration`` seconds each, dispatched eagerly.
 
     ``how``: "async" (dispatch all, synchronise once at the end), "sync" (synchronise after each, as a
@@ -572,6 +495,5 @@ def kernel_loop(n: int, duration: float, *, chip: Chip | str = "H100 SXM", how: 
     m.synchronize()
     return m
 
-
-__all__ = ["Array", "CapturedGraph", "Machine", "StreamEvent", "kernel_loop", "EAGER_OP_TIME", "JIT_CALL_TIME",
-           "HOST_COPY_BANDWIDTH", "QUEUE_DEPTH", "MODES"]
+__all__ = ["Array", "CapturedGraph", "Machine", "StreamEvent", "kernel_loop", "command_buffers", "EAGER_OP_TIME",
+           "JIT_CALL_TIME", "HOST_COPY_BANDWIDTH", "QUEUE_DEPTH", "GRAPH_NODE_GAP", "MIN_GRAPH_SIZE", "MODES"]

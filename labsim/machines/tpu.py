@@ -421,5 +421,7 @@ def estimate(prog: Program, chip: Chip | str = "TPU v5e", *, double_buffer: bool
                        host_api_time=roofline.HOST_API_TIME, call_overhead=c.call_overhead)
 
 
+from .tpu_slice import Slice, tpu_slice  # noqa: E402  (ls.tpu.tpu_slice: which axes of a slice wrap around)
+
 __all__ = ["TPUError", "TensorCore", "Blocks", "Step", "DotSchedule", "TPUKernelCost", "choose_blocks",
-           "schedule_dot", "run_dot", "kernel_cost", "estimate", "SUBLANES"]
+           "schedule_dot", "run_dot", "kernel_cost", "estimate", "SUBLANES", "Slice", "tpu_slice"]

@@ -14,6 +14,7 @@ from ..machines import tiling as _tiling
 from ..machines import tpu as _tpu
 from .palette import NEUTRAL, ROLE, TINT
 from .plots import style
+from ..support.text import plural
 
 
 def _fmt_bytes(b: float) -> str:
@@ -37,7 +38,7 @@ def tensorcore(chip="TPU v5e", *, title: str | None = None):
     r, cc = core.mxu
     fig = go.Figure()
     boxes = []  # (x0, y0, x1, y1, role, text)
-    boxes.append((0, 0, 10, 2, "memory", f"<b>HBM</b> ({c.memory_name}): {c.hbm_capacity / 1e9:.0f} GB, "
+    boxes.append((0, 0, 10, 2, "memory", f"<b>HBM</b> ({c.memory_name}): {c.hbm_capacity / 2**30:.0f} GiB, "
                                          f"{c.hbm_bandwidth / 1e9:,.0f} GB/s"))
     vm = _fmt_bytes(core.vmem) if core.vmem else "size not recorded"
     boxes.append((0.5, 3, 9.5, 4.6, "memory", f"<b>VMEM</b> (on-chip scratchpad): {vm}"))
@@ -216,9 +217,25 @@ def systolic_frames(rows: int = 3, dataflow: str = "ws", size: int | None = None
     return frames, [c + 1 for c in cycles]
 
 
-def systolic_animation(*, sizes=(3, 4), dataflows=("ws", "os", "is"), extra=(0, 2), max_steps: int = 40):
+_DATAFLOW_NAMES = {"ws": "weight-stationary", "os": "output-stationary", "is": "input-stationary"}
+
+
+def systolic_caption(array: int, dataflow: str, matrix: int) -> str:
+    """The caption of the systolic-array animation for these controls, quoting what the machine ran:
+    the array, the product, the dataflow, its cycles, folds and utilisation."""
+    n = array + matrix
+    r = _systolic.stats(n, n, n, rows=array, cols=array, dataflow=dataflow)
+    return (f"A {array}×{array} systolic array multiplies two {n}×{n} matrices, {_DATAFLOW_NAMES[dataflow]} "
+            f"({dataflow}): {plural(r.cycles, 'cycle')} in {plural(r.folds, 'fold')}, the PEs busy "
+            f"{r.utilization:.0%} of the time (labsim's ls.systolic machine; press play or step through the cycles)")
+
+
+def systolic_animation(*, sizes=(3, 4), dataflows=("ws", "os", "is"), extra=(0, 2), max_steps: int = 40,
+                       name: str | None = None, caption=systolic_caption):
     """The book's systolic-array animation: array side, dataflow and matrix size (the array's side, or
-    ``extra`` more, which needs folds) as controls; a play button and a step slider over the cycles."""
+    ``extra`` more, which needs folds) as controls; a play button and a step slider over the cycles.
+    ``caption`` (default :func:`systolic_caption`, a function of the controls) numbers the figure and
+    ``name`` makes it referable."""
     from .animate import animate
 
     for side in sizes:  # the styled empty figures, built now rather than on the reader's first click
@@ -241,15 +258,16 @@ def systolic_animation(*, sizes=(3, 4), dataflows=("ws", "os", "is"), extra=(0, 
     def alt(array, dataflow, matrix):
         n = array + matrix
         r = _systolic.stats(n, n, n, rows=array, cols=array, dataflow=dataflow)
-        return (f"A {array}×{array} systolic array multiplying two {n}×{n} matrices with the {dataflow} dataflow: "
-                f"{r.cycles} cycles, {r.folds} fold(s), utilisation {r.utilization:.0%}. Values enter skewed from "
-                f"the west and north edges, partial sums move through the array, results fill the output buffer.")
+        return (f"A {array}×{array} systolic array multiplying two {n}×{n} matrices with the "
+                f"{_DATAFLOW_NAMES[dataflow]} dataflow: {plural(r.cycles, 'cycle')}, {plural(r.folds, 'fold')}, "
+                f"utilisation {r.utilization:.0%}. Values enter skewed from the west and north edges, partial "
+                f"sums move through the array, results fill the output buffer.")
 
     anim = animate(make, {"array": list(sizes), "dataflow": list(dataflows), "matrix": list(extra)},
                    defaults={"array": sizes[0], "dataflow": dataflows[0], "matrix": extra[0]}, alt=alt,
                    step_labels=labels, step_label="cycle",
                    labels={"array": "array side", "dataflow": "dataflow", "matrix": "matrix side − array side"},
-                   frame_ms=700)
+                   frame_ms=700, caption=caption, name=name)
     # every combination is made now (about a second; the website needs them all anyway), so moving a
     # control in JupyterLab only looks frames up
     for side in sizes:

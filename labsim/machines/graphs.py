@@ -1,0 +1,70 @@
+"""XLA:GPU's command buffers: which kernels of a jitted program the host/device machine launches as one graph.
+
+XLA:GPU records kernel sequences into CUDA graphs by default. Its default ``DebugOptions`` enable
+*command buffers* for the command types FUSION, CUBLAS, CUBLASLT, CUSTOM_CALL and CUDNN, and set
+``xla_gpu_graph_min_graph_size`` to 5 (``xla/debug_options_flags.cc``). A pass walks the compiled
+program's thunks in order: a run of consecutive thunks of those types becomes one command buffer if it
+holds at least 5 of them; a shorter run stays ordinary launches. On every execution a command buffer is
+launched as one CUDA graph (recorded on the first, updated with the call's buffers afterwards).
+
+labsim's model (:meth:`labsim.machines.host.Machine.call` in ``jit`` mode on a GPU): a fused elementwise
+or reduction kernel is a FUSION command, a contraction a CUBLAS command, and every labsim kernel is of
+one of these types, so a jitted program of 5 kernels or more is one command buffer and a shorter one
+is launched kernel by kernel. labsim leaves out what splits a real program's runs (while loops,
+collectives, host callbacks) and the one-off cost of recording the graph on the first call.
+"""
+from __future__ import annotations
+
+import numbers
+from typing import Sequence
+
+from ..compiler.kernel import Kernel, KernelKind
+
+#: ``xla_gpu_graph_min_graph_size``'s default: the fewest commands XLA:GPU records into one command buffer
+MIN_GRAPH_SIZE = 5
+#: ``xla_gpu_enable_command_buffer``'s default: the command types XLA:GPU records into command buffers
+COMMAND_TYPES = ("FUSION", "CUBLAS", "CUBLASLT", "CUSTOM_CALL", "CUDNN")
+
+
+def command_type(kernel: Kernel) -> str:
+    """The XLA:GPU command a labsim kernel stands for: a contraction is a cuBLAS GEMM ("CUBLAS"), every
+    other kernel a fusion XLA emits itself ("FUSION")."""
+    if not isinstance(kernel, Kernel):
+        raise TypeError(f"command_type: kernel must be a labsim Kernel, got {type(kernel).__name__}")
+    return "CUBLAS" if kernel.kind is KernelKind.CONTRACTION else "FUSION"
+
+
+def command_buffers(kernels: Sequence[Kernel], *, min_graph_size: int = MIN_GRAPH_SIZE,
+                    types: Sequence[str] = COMMAND_TYPES) -> list[tuple[bool, list[int]]]:
+    """Cut a program's kernels, in order, into segments as XLA:GPU's command-buffer pass does.
+
+    Returns ``(graph, indices)`` per segment: ``graph`` is True for a run of at least ``min_graph_size``
+    consecutive kernels whose command type is in ``types`` (launched as one CUDA graph), False for a
+    kernel launched on its own. ``types=()`` turns command buffers off (XLA:
+    ``--xla_gpu_enable_command_buffer=``)."""
+    if isinstance(min_graph_size, bool) or not isinstance(min_graph_size, numbers.Integral) or min_graph_size < 1:
+        raise ValueError(f"command_buffers: min_graph_size must be an integer >= 1, got {min_graph_size!r}")
+    unknown = [t for t in types if t not in COMMAND_TYPES]
+    if unknown:
+        raise ValueError(f"command_buffers: types must be among {COMMAND_TYPES}, got {unknown}")
+    out: list[tuple[bool, list[int]]] = []
+    run: list[int] = []
+
+    def flush():
+        if len(run) >= min_graph_size:
+            out.append((True, list(run)))
+        else:
+            out.extend((False, [i]) for i in run)
+        run.clear()
+
+    for i, k in enumerate(kernels):
+        if command_type(k) in types:
+            run.append(i)
+        else:
+            flush()
+            out.append((False, [i]))
+    flush()
+    return out
+
+
+__all__ = ["MIN_GRAPH_SIZE", "COMMAND_TYPES", "command_type", "command_buffers"]

@@ -1,0 +1,137 @@
+"""The values the host/device machine hands out (``labsim.machines.host``): device arrays as futures,
+recorded stream events, captured CUDA graphs, and the compile cache of jitted graphs. Split from
+``host`` to keep each module short; ``ls.host`` re-exports them.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from ..compiler.pipeline import compile as _compile
+from ..compiler.program import Program
+from ..core.avals import ShapeDtype
+from ..core.ir import Graph
+
+# "Machine" in the annotations below is labsim.machines.host.Machine (not imported: host imports this module)
+
+
+def _seconds(v, name: str, *, positive: bool = False) -> float:
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0 \
+            or (positive and v == 0):
+        need = "> 0" if positive else ">= 0"
+        raise ValueError(f"Machine: {name} must be a finite number {need}, got {v!r}")
+    return float(v)
+
+
+def _count(v, name: str, lo: int = 1) -> int:
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
+        raise ValueError(f"Machine: {name} must be an integer >= {lo}, got {v!r}")
+    return int(v)
+
+
+class Array:
+    """A device array as JAX returns it: a future. ``shape`` and ``dtype`` are known at once; the value
+    exists on the device from ``ready`` (seconds on the machine's clock) and on the host only after
+    ``np.asarray`` (or ``Machine.get``) copies it back."""
+
+    __slots__ = ("machine", "name", "aval", "ready", "_value", "pinned", "_captured")
+
+    def __init__(self, machine: "Machine", name: str, aval: ShapeDtype, ready: float, value=None,
+                 pinned: bool = True):
+        self.machine, self.name, self.aval, self.ready = machine, name, aval, ready
+        self._value, self.pinned, self._captured = value, pinned, False
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> str:
+        return self.aval.dtype
+
+    @property
+    def nbytes(self) -> int:
+        return self.aval.nbytes
+
+    @property
+    def has_value(self) -> bool:
+        return self._value is not None
+
+    def block_until_ready(self) -> "Array":
+        """The host waits until the device has computed this array. No byte moves."""
+        self.machine._wait_until(self._ready_or_raise("block_until_ready"), "block_until_ready",
+                                 f"wait for {self.name} (no copy)")
+        return self
+
+    def _ready_or_raise(self, what: str) -> float:
+        if self._captured:
+            raise RuntimeError(f"{what}: {self.name} was produced inside a graph capture and is computed only "
+                               "when the graph is replayed (m.replay(graph))")
+        return self.ready
+
+    def __array__(self, dtype=None, copy=None):
+        v = self.machine.get(self)
+        if v is None:
+            raise ValueError(f"{self.name} was computed from shapes only (no input values), so there is no "
+                             "value to read; put NumPy arrays, not ShapeDtypes, to get values")
+        return v if dtype is None else v.astype(dtype)
+
+    def __repr__(self) -> str:
+        return f"<Array {self.name}: {self.aval}, ready at {self.ready * 1e6:.3g} µs>"
+
+
+@dataclass
+class StreamEvent:
+    """A point recorded on a stream (``cudaEventRecord``): it is reached when the stream's earlier work is done."""
+
+    machine: "Machine"
+    stream: int
+    time: float
+
+    def synchronize(self) -> None:
+        """The host waits until the device reaches this point (``cudaEventSynchronize``)."""
+        self.machine._wait_until(self.time, "event synchronize", f"wait for an event on stream {self.stream}")
+
+    def elapsed(self, later: "StreamEvent") -> float:
+        """Device time from this event to ``later`` (``cudaEventElapsedTime``, in seconds)."""
+        return later.time - self.time
+
+
+@dataclass
+class CapturedGraph:
+    """Kernels recorded by ``Machine.capture`` for one-launch replay (a CUDA Graph)."""
+
+    stream: int
+    nodes: list = field(default_factory=list)  # (name, duration, detail, flops, bytes, inputs, outputs, values)
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+
+_CACHE: "OrderedDict[tuple[int, str], tuple[Graph, Program]]" = OrderedDict()
+
+
+def _compiled(g: Graph, mode: str) -> Program:
+    """``g`` compiled for ``mode`` (jit: the full pipeline; eager: no passes), kept for the next call as
+    JAX keeps a jitted function's executable: the 64 most recent graphs, held so their ids stay theirs."""
+    key = (id(g), mode)
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0] is g:
+        _CACHE.move_to_end(key)
+        return hit[1]
+    p = _compile(g) if mode == "jit" else _compile(g, passes=[])
+    _CACHE[key] = (g, p)
+    if len(_CACHE) > 64:
+        _CACHE.popitem(last=False)
+    return p
+
+
+class _Ready:
+    """A stand-in input that is ready at ``ready`` (a program's intermediate buffer)."""
+
+    __slots__ = ("ready",)
+
+    def __init__(self, ready: float):
+        self.ready = ready
