@@ -25,8 +25,9 @@ labsim's model of one contraction kernel ``C[M, N] = A[M, K] @ B[K, N]`` (per ba
   With double buffering (two VMEM buffers per operand) the copy of step s+1 runs while step s
   computes; without it every copy waits for the compute before it, so the time is the plain sum.
 * **The VPU** runs the rest of a fused kernel (an epilogue such as ``relu`` after the dot) on each
-  finished C block, and every non-contraction kernel, at the rate the roofline charges them: the TPU
-  presets hold no sourced VPU rate, so it is the matrix rate, marked ``assumed`` (see the roofline).
+  finished C block, and every non-contraction kernel, at the rate the roofline charges them: the
+  preset's derived VPU rate where it has one (TPU v5e, v5p: TensorCores × 4,096 f32 ALUs × clock), else
+  the matrix rate, marked ``assumed`` (see the roofline).
 
 Simplifications (labsim's, not how XLA schedules a TPU): one DMA queue, copies at the full HBM
 bandwidth from the first byte, no fill/drain latency of the systolic array inside a step (the
