@@ -49,7 +49,7 @@ def test_sm_diagram_shows_the_presets_numbers(name):
     assert t.count("Warp scheduler") == p and t.count("Dispatch unit") == p
     assert f"up to {sm.shared_per_sm / 1024:,.0f} KiB shared" in t
     assert f"one of {chip.compute_units:,} SMs" in t
-    assert f"{chip.hbm_capacity / 1e9:,.0f} GB · {chip.hbm_bandwidth / 1e12:,.2f} TB/s" in t
+    assert f"{chip.hbm_capacity / 2**30:,.0f} GiB · {chip.hbm_bandwidth / 1e12:,.2f} TB/s" in t
     if "L2" in chip.onchip:
         assert f"L2 cache · {chip.onchip['L2'] / 2**20:,.0f} MiB" in t
     else:
