@@ -43,14 +43,15 @@ def inflight_figure(chip="H100 SXM", bytes_per_thread: int = 4, *, height: int =
     fig.add_trace(go.Scatter(
         x=[p / 1024 for p in pts], y=[f.achieved_bandwidth(p) / 1e12 for p in pts], mode="markers+text",
         marker=dict(size=11, color=[ROLE["match"] if p >= knee else ROLE["mismatch"] for p in pts]),
-        text=[f"{t:,} threads" for t in OCCUPANCY_THREADS], textposition="bottom right",
+        text=[f"{t:,} threads" for t in OCCUPANCY_THREADS], textposition="top left",
         name=f"{plural(bytes_per_thread, 'byte')} in flight per thread",
         hovertemplate="%{text}: %{x:.1f} KiB in flight, %{y:.2f} TB/s<extra></extra>"))
     fig.add_vline(x=knee / 1024, line=dict(color=ROLE["memory"], dash="dash"))
     fig.add_annotation(x=knee / 1024, y=0.05, yref="paper", text=f"B · L / SMs = {knee / 1024:.1f} KiB",
                        showarrow=False, xanchor="left", font=dict(color=ROLE["memory"]))
     fig.update_xaxes(title="bytes in flight per SM (KiB)", range=[0, top / 1024], rangemode="tozero")
-    fig.update_yaxes(title="achieved HBM bandwidth (TB/s)", range=[0, 1.1 * f.bandwidth / 1e12], rangemode="tozero")
+    fig.update_yaxes(title="achieved HBM bandwidth (TB/s)", range=[0, 1.15 * f.bandwidth / 1e12], rangemode="tozero",
+                     nticks=8)
     return style(fig, title=f"Little's law on the {f.chip}: {f.bandwidth / 1e12:.2f} TB/s × "
                             f"{f.latency * 1e9:.0f} ns", height=height)
 
@@ -77,31 +78,37 @@ def splitk_figure(m: int, n: int, k: int, splits: int = 8, tile=(128, 128, 32), 
                   height: int = 320):
     """Horizontal bars: the time of the GEMM as plain tiles, split-K (``splits``) and stream-K, each split
     into its main pass (coloured by the term that sets it: tensor cores, shared memory or HBM) and, for
-    split-K, the reduction pass; the text on each bar gives the blocks and the busy SMs."""
+    split-K, the reduction pass; each bar's label gives the blocks (or workers) and the busy SMs, its
+    text the total time."""
     import plotly.graph_objects as go
 
     plans = _splitk(m, n, k, splits, tile, chip)
-    names = [f"split-K ({splits})" if s == "split-K" else s for s in plans]
-    main, extra, color, text = [], [], [], []
-    for p in plans.values():
+    colors = {"tensor cores": ROLE["compute"], "shared memory": ROLE["vector"], "HBM": ROLE["memory"]}
+    names, main, extra, color, text = [], [], [], [], []
+    for key, p in plans.items():
         terms = {"tensor cores": p.compute_time, "shared memory": p.shared_time, "HBM": p.memory_time}
         bound = max(terms, key=terms.get)
+        unit = "worker" if p.scheme == "stream-K" else "block"
+        label = f"split-K ({splits})" if key == "split-K" else key
+        names.append(f"{label}<br>{plural(p.units, unit)}, {p.busy_sms} SMs")
         main.append(terms[bound] * 1e6)
         extra.append(p.extra_time * 1e6)
-        color.append({"tensor cores": ROLE["compute"], "shared memory": ROLE["vector"], "HBM": ROLE["memory"]}[bound])
-        unit = "worker" if p.scheme == "stream-K" else "block"
-        text.append(f"{p.time * 1e6:,.1f} µs: {plural(p.units, unit)}, {p.busy_sms} of {p.sms} SMs busy; {bound}")
+        color.append(colors[bound])
+        text.append(f"{p.time * 1e6:,.1f} µs")
     fig = go.Figure([
-        go.Bar(y=names, x=main, orientation="h", marker=dict(color=color), name="main pass (colour: its limit)",
-               hovertemplate="%{y}: main pass %{x:.1f} µs<extra></extra>"),
+        go.Bar(y=names, x=main, orientation="h", marker=dict(color=color), showlegend=False,
+               hovertemplate="main pass %{x:.1f} µs<extra></extra>"),
         go.Bar(y=names, x=extra, orientation="h", marker=dict(color=ROLE["overhead"]), name="reduction pass",
                text=text, textposition="outside", cliponaxis=False,
-               hovertemplate="%{y}: reduction %{x:.1f} µs<extra></extra>"),
+               hovertemplate="reduction %{x:.1f} µs<extra></extra>"),
     ])
+    for term, col in colors.items():  # legend: the colour of a main pass is the term that sets its time
+        fig.add_trace(go.Bar(y=[None], x=[None], orientation="h", marker=dict(color=col),
+                             name=f"main pass set by {term}"))
     longest = max(a + b for a, b in zip(main, extra))
     fig.update_layout(barmode="stack", bargap=0.35)
     fig.update_yaxes(autorange="reversed", title=None)
-    fig.update_xaxes(title="time (µs)", range=[0, 2.1 * longest], rangemode="tozero")
+    fig.update_xaxes(title="time (µs)", range=[0, 1.3 * longest], rangemode="tozero")
     tl = plans["tiles"].tile
     return style(fig, title=f"{m:,} × {n:,} × {k:,} bf16 on the {plans['tiles'].chip}, {tl.bm}×{tl.bn}×{tl.bk} tiles",
                  height=height)
