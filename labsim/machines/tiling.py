@@ -40,6 +40,8 @@ tensor core has a warp.
 
 :func:`tune` searches the tile space, as TVM's and Triton's auto-tuners do (they time real kernels;
 labsim evaluates this model), and returns the best tile with the whole landscape it searched.
+:mod:`labsim.machines.splitk` builds split-K and stream-K on top of :func:`plan`, for products with too
+few output tiles to fill the SMs.
 """
 from __future__ import annotations
 
