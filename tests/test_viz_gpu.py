@@ -379,3 +379,11 @@ def test_splitk_figure_and_caption_quote_the_model():
         assert f"{p.time * 1e6:,.1f} µs" in cap
     assert "64 blocks" in cap and "Split-K into 4" in cap
     assert "Split-K into 1 is the plain GEMM" in extra.splitk_caption(512, 512, 16384, 1)
+
+
+def test_divergence_note_says_1_lane():
+    e = ls.simt.divergent_kernel(2, 2, pattern="contiguous", taken=1)
+    r = ls.simt.run_ir(e.ir, e.inputs, CHIPS["H100 SXM"], sms=1)
+    notes = [f.layout.annotations[0].text for f in gpu.divergence_frames(r, paths=e.info["paths"])]
+    assert any(": 1 lane<br>" in n for n in notes) and not any(re.search(r"\b1 lanes", n) for n in notes)
+    assert any(": 31 lanes<br>" in n for n in notes)

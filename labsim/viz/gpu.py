@@ -398,8 +398,8 @@ def coalescing_figure(addresses, itemsize: int, counted, *, title: str | None = 
                      showgrid=False, zeroline=False, fixedrange=True)
     requested = a.size * itemsize
     if title is None:
-        title = (f"{requested:,} bytes requested: {sectors_n} sector{'s' if sectors_n != 1 else ''} in {lines_n} "
-                 f"line{'s' if lines_n != 1 else ''}, {sectors_n * SECTOR:,} bytes moved "
+        title = (f"{requested:,} bytes requested: {plural(sectors_n, 'sector')} in {plural(lines_n, 'line')}, "
+                 f"{sectors_n * SECTOR:,} bytes moved "
                  f"({requested / (sectors_n * SECTOR):.0%} used)")
     return style(fig, title=title, height=height)
 

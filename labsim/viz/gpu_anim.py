@@ -6,6 +6,7 @@ Moved out of :mod:`labsim.viz.gpu` (which re-exports every name here); everythin
 """
 from __future__ import annotations
 
+from ..support.text import plural
 from .palette import ROLE, TINT
 from .plots import style
 
@@ -222,7 +223,7 @@ def divergence_frames(run, *, warp: int = 0, paths: dict | None = None, conditio
         used = active[:k + 1]
         rec = k > 0 and active[k] > active[k - 1] and active[k] == active.max()
         note = (f"step {k + 1}: <b>{_short(text[k])}</b>" + (", reconverged" if rec else "")
-                + f"<br>mask 0x{int(masks[k]):08X}: {int(active[k])} lanes"
+                + f"<br>mask 0x{int(masks[k]):08X}: {plural(int(active[k]), 'lane')}"
                 + f"<br>lane utilisation so far {used.sum() / (32 * (k + 1)):.0%}")
         frames.append(_variant(
             base, z,
