@@ -1,4 +1,4 @@
-"""The figures of chapters 7 and 8 (Inside a GPU; Warps): page weight of each animation and widget, and
+"""The figures of chapters 7, 8 and 10 (Inside a GPU; Warps; Tiling): page weight of each animation and widget, and
 their live latency.
 
 Runs each chapter's code as JupyterLab would (without LABSIM_BOOK), records every
@@ -24,7 +24,7 @@ os.environ.pop("LABSIM_BOOK", None)
 
 from _bench import ROOT, pct, record_widgets, time_widget  # noqa: E402
 
-PAGES = ["07_gpu", "08_warps"]
+PAGES = ["07_gpu", "08_warps", "10_tiling"]
 PAGE_TARGET_KB = 1024.0
 LATENCY_TARGET_MS = 100.0
 
@@ -44,7 +44,7 @@ def main() -> None:
         per_page[chapter] = per_page.get(chapter, 0.0) + kb
         times = time_widget(w)
         rows.append((chapter, kind, ", ".join(w.controls_spec), combos, kb, build_s, pct(times, 50), pct(times, 95)))
-    print("Figures of chapters 7-8: website face (every combination and frame) and live callbacks\n")
+    print("Figures of chapters 7, 8 and 10: website face (every combination and frame) and live callbacks\n")
     print("| page | kind | controls | combinations | KB | build s | live p50 ms | live p95 ms | p95 ok |")
     print("|---|---|---|---|---|---|---|---|---|")
     for ch, kind, ctl, n, kb, bs, p50, p95 in rows:

@@ -163,3 +163,10 @@ def test_max_registers_per_thread_fits_one_block(threads, regs):
     if regs < 255:
         with pytest.raises(OccupancyError, match="registers per block"):
             occupancy("H100 SXM", threads_per_block=threads, registers_per_thread=regs + 1)
+
+
+def test_str_in_the_right_grammatical_number():
+    one = ls.simt.occupancy("H100 SXM", threads_per_block=1024, registers_per_thread=64)
+    assert str(one).startswith("1 block x 32 warps = 32 warps per SM"), str(one)
+    tiny = ls.simt.occupancy("H100 SXM", threads_per_block=32, registers_per_thread=32)
+    assert " x 1 warp = " in str(tiny), str(tiny)

@@ -152,3 +152,48 @@ def test_landscape_names_why_each_tile_was_rejected():
     # every rejected shared-memory tile really exceeds the per-block limit, and no accepted one does
     assert all(p.shared_bytes > p.shared_limit for p in r.rejected if p.limit == "shared memory")
     assert all(p.shared_bytes <= p.shared_limit for p in r.feasible)
+
+
+# ----------------------------------------------------------------------------------------------
+# labsim's warpgroup (wgmma) variant on Hopper
+def test_wgmma_registers_threads_and_shared_bytes_closed_form():
+    t = T.Tile(128, 256, 64, 64, 256, 3)
+    p = T.plan(4096, 4096, 4096, t, "H100 SXM", mma="wgmma")
+    assert p.mma == "wgmma" and p.fits
+    assert p.registers == 64 * 256 // 128 + T.ADDRESS_REGISTERS  # accumulator only, over 128 threads
+    assert p.threads == 2 * 128  # two warpgroups of 4 warps
+    assert p.shared_bytes == 3 * (128 * 64 + 64 * 256) * 2
+    # each warpgroup reads its A rows and B columns once per k step, plus the tile copies in
+    smem = 4096 * 2 * ((128 + 256) + 2 * (64 + 256))
+    per_sm_blocks = -(-min(p.blocks, p.concurrent) // H100.compute_units)
+    expect = p.waves * per_sm_blocks * smem / (T.SHARED_BYTES_PER_CLOCK * T.sm_clock(H100))
+    assert p.shared_time == pytest.approx(expect, rel=1e-12)
+
+
+def test_wgmma_reads_less_shared_memory_than_mma_sync_for_the_same_block():
+    sync = T.plan(4096, 4096, 4096, T.Tile(128, 256, 64, 64, 64, 3))  # 8 warps of 64 × 64
+    wg = T.plan(4096, 4096, 4096, T.Tile(128, 256, 64, 64, 256, 3), mma="wgmma")  # 2 warpgroups of 64 × 256
+    assert wg.shared_time < sync.shared_time
+    ratio = ((128 + 256) + 8 * (64 + 64)) / ((128 + 256) + 2 * (64 + 256))
+    assert sync.shared_time / wg.shared_time == pytest.approx(ratio * sync.waves / wg.waves *
+                                                             (-(-min(sync.blocks, sync.concurrent) // 132)) /
+                                                             (-(-min(wg.blocks, wg.concurrent) // 132)), rel=1e-9)
+
+
+def test_wgmma_tuner_is_not_limited_by_shared_memory_on_h100():
+    sync = T.tune(4096, 4096, 4096, "H100 SXM").best
+    wg = T.tune(4096, 4096, 4096, "H100 SXM", mma="wgmma").best
+    assert sync.bound == "shared memory"
+    assert wg.bound == "compute" and wg.time < sync.time
+    assert wg.achieved_flops <= H100.matrix_flops["bfloat16"]
+
+
+def test_wgmma_shapes_and_chips_are_checked_by_name():
+    with pytest.raises(T.TilingError, match="wgmma m64nNk16"):
+        T.plan(4096, 4096, 4096, T.Tile(128, 128, 32, 32, 128), mma="wgmma")  # M = 32 is not a multiple of 64
+    with pytest.raises(T.TilingError, match="up to 256"):
+        T.plan(4096, 4096, 4096, T.Tile(64, 512, 32, 64, 512), mma="wgmma")
+    with pytest.raises(T.TilingError, match="compute capability 9.0"):
+        T.plan(4096, 4096, 4096, (128, 128, 32), "A100 80GB", mma="wgmma")
+    with pytest.raises(T.TilingError, match="mma must be one of"):
+        T.plan(4096, 4096, 4096, (128, 128, 32), mma="hmma")

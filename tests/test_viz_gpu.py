@@ -49,7 +49,7 @@ def test_sm_diagram_shows_the_presets_numbers(name):
     assert t.count("Warp scheduler") == p and t.count("Dispatch unit") == p
     assert f"up to {sm.shared_per_sm / 1024:,.0f} KiB shared" in t
     assert f"one of {chip.compute_units:,} SMs" in t
-    assert f"{chip.hbm_capacity / 1e9:,.0f} GB · {chip.hbm_bandwidth / 1e12:,.2f} TB/s" in t
+    assert f"{chip.hbm_capacity / 2**30:,.0f} GiB · {chip.hbm_bandwidth / 1e12:,.2f} TB/s" in t
     if "L2" in chip.onchip:
         assert f"L2 cache · {chip.onchip['L2'] / 2**20:,.0f} MiB" in t
     else:
@@ -80,8 +80,12 @@ def test_sm_diagram_follows_an_edited_chip():
 
 
 def test_sm_diagram_without_a_sourced_sm_count():
-    c = CHIPS["B200"]
-    assert "compute_units" not in c.sources  # the preset leaves the count unsourced
+    # every GPU preset now has a sourced SM count, so the test makes a chip without one (as a preset for a
+    # part whose count no source gives would be)
+    b = CHIPS["B200"]
+    c = dataclasses.replace(b, compute_units=1,
+                            sources={k: v for k, v in b.sources.items() if k != "compute_units"})
+    assert "compute_units" not in c.sources
     t = all_text(gpu.sm_diagram(c))
     assert "SM count not in the preset" in t
     assert "no SM count" in gpu.sm_alt(c)
@@ -315,3 +319,75 @@ def test_launch_figure_draws_every_combination_of_the_chapters_widget():
     for tpb, regs, kib in itertools.product([64, 256, 1024], [32, 64, 128, 255], [0, 32, 100]):
         fig = gpu.launch_figure("H100 SXM", tpb, regs, kib * 1024)
         assert fig.data or fig.layout.annotations
+
+
+# ----------------------------------------------------------------------------------------------
+# titles and captions in the right grammatical number, following the values drawn
+def test_occupancy_title_says_1_block_not_1_blocks():
+    occ = ls.simt.occupancy(CHIPS["H100 SXM"], threads_per_block=1024, registers_per_thread=64)
+    assert occ.blocks_per_sm == 1
+    t = gpu.occupancy_title(occ)
+    assert t.startswith("1 block × 32 warps") and "1 blocks" not in t
+    fig = gpu.launch_figure("H100 SXM", 1024, 64)
+    assert "1 block ×" in fig.layout.title.text and "1 block ← binds" in " ".join(fig.data[0].text)
+    assert "4 blocks ×" in gpu.launch_figure("H100 SXM", 256, 64).layout.title.text
+
+
+def test_sm_caption_follows_the_chip():
+    for name in ("H100 SXM", "A100 80GB"):
+        chip = CHIPS[name]
+        c = gpu.sm_caption(name)
+        assert chip.name in c and chip.arch in c and f"{chip.compute_units:,} SMs" in c
+        assert f"{chip.sm.fp32_lanes // chip.sm.sub_partitions} FP32 lanes" in c
+    assert "Hopper" not in gpu.sm_caption("A100 80GB") and "Ampere" not in gpu.sm_caption("H100 SXM")
+
+
+def test_waves_title_plural():
+    chip = CHIPS["H100 SXM"]
+    assert gpu.waves_figure(chip, 1, 4).layout.title.text.startswith("1 block in 1 wave;")
+    assert gpu.waves_figure(chip, 1000, 4).layout.title.text.startswith("1,000 blocks in 2 waves")
+
+
+# ----------------------------------------------------------------------------------------------
+# gpu_extra: Little's law and split-K
+extra = pytest.importorskip("labsim.viz.gpu_extra")
+
+
+@pytest.mark.parametrize("name,bpt", [("H100 SXM", 4), ("A100 80GB", 16)])
+def test_inflight_figure_draws_littles_law(name, bpt):
+    from labsim.machines.inflight import littles_law
+
+    f = littles_law(name)
+    fig = extra.inflight_figure(name, bpt)
+    line, pts = fig.data[0], fig.data[1]
+    for x, y in zip(line.x, line.y):
+        assert y == pytest.approx(min(f.bandwidth, f.sms * x * 1024 / f.latency) / 1e12)
+    assert list(pts.x) == pytest.approx([t * bpt / 1024 for t in extra.OCCUPANCY_THREADS])
+    cap = extra.inflight_caption(name, bpt)
+    assert f.chip in cap and f"{f.sm_bytes / 1024:.1f} KiB" in cap
+    assert (f"{bpt} bytes in flight" if bpt != 1 else "1 byte in flight") in cap
+    for t in extra.OCCUPANCY_THREADS:
+        assert f"{f.achieved_bandwidth(t * bpt) / 1e12:.2f}" in cap
+    assert extra.inflight_caption("H100 SXM", 1).count("1 byte in flight") == 1
+
+
+def test_splitk_figure_and_caption_quote_the_model():
+    from labsim.machines import splitk
+
+    plans = splitk.compare(512, 512, 16384, 4)
+    fig = extra.splitk_figure(512, 512, 16384, 4)
+    totals = [a + b for a, b in zip(fig.data[0].x, fig.data[1].x)]
+    assert totals == pytest.approx([p.time * 1e6 for p in plans.values()])
+    cap = extra.splitk_caption(512, 512, 16384, 4)
+    for p in plans.values():
+        assert f"{p.time * 1e6:,.1f} µs" in cap
+    assert "64 blocks" in cap and "Split-K into 4" in cap
+    assert "Split-K into 1 is the plain GEMM" in extra.splitk_caption(512, 512, 16384, 1)
+
+
+def test_divergence_note_says_1_lane():
+    e = ls.simt.divergent_kernel(2, 2, pattern="contiguous", taken=1)
+    r = ls.simt.run_ir(e.ir, e.inputs, CHIPS["H100 SXM"], sms=1)
+    notes = [f.layout.annotations[0].text for f in gpu.divergence_frames(r, paths=e.info["paths"])]
+    assert any(": 1 lane<br>" in n for n in notes) and not any(re.search(r"\b1 lanes", n) for n in notes)
+    assert any(": 31 lanes<br>" in n for n in notes)

@@ -34,12 +34,15 @@ do not fit shares only the fraction that does, see :func:`_wave_traffic`). With 
 preset without a recorded L2, every block reads its own panels (the formula above, an upper bound).
 
 Simplifications (labsim's, not how a GPU works): L2 as a perfect cache of one wave's panels and
-nothing more (no reuse across waves, no eviction inside one), one fragment shape on every generation (Hopper's
-``wgmma`` works on warp-group tiles of 64 rows), no bank conflicts, and the peak rate reached whenever a
-tensor core has a warp.
+nothing more (no reuse across waves, no eviction inside one), ``mma.sync`` fragments by default on every
+generation (Hopper GEMMs use ``wgmma`` on warpgroup tiles of 64 rows fed by TMA; ``plan(..., mma="wgmma")``
+is labsim's opt-in warpgroup variant, see :func:`plan`), no bank conflicts, and the peak rate reached
+whenever a tensor core has a warp.
 
 :func:`tune` searches the tile space, as TVM's and Triton's auto-tuners do (they time real kernels;
 labsim evaluates this model), and returns the best tile with the whole landscape it searched.
+:mod:`labsim.machines.splitk` builds split-K and stream-K on top of :func:`plan`, for products with too
+few output tiles to fill the SMs.
 """
 from __future__ import annotations
 
@@ -54,6 +57,10 @@ from .simt.occupancy import Occupancy
 
 # mma.sync.m16n8k16 (bf16/f16 inputs, f32 accumulate): the PTX ISA's tensor-core fragment, per warp
 FRAGMENT = (16, 8, 16)  # (m, n, k)
+# wgmma.mma_async.m64nNk16 (PTX ISA, sm_90a): one warpgroup of 4 warps, M = 64, N a multiple of 8 up to 256
+WGMMA = (64, 8, 16, 256)  # (m, n step, k, largest n)
+WARPGROUP = 128  # threads
+MMA_KINDS = ("mma.sync", "wgmma")
 WARP = 32
 ADDRESS_REGISTERS = 16  # labsim estimate: registers for indices, addresses and loop counters
 # shared memory serves 32 banks x 4 bytes per clock per SM (CUDA C++ Programming Guide, "Shared Memory":
@@ -119,6 +126,7 @@ class TilePlan:
     problem: str | None = None
     limit: str | None = None  # the limit a tile that cannot run breaks: "fragments", "shared memory", ...
     occupancy: Occupancy | None = field(default=None, repr=False)
+    mma: str = "mma.sync"  # the tensor-core instruction modelled (see plan)
     concurrent: int = 0  # blocks resident on the whole chip at once
     waves: int = 0
     compute_time: float = math.inf
@@ -182,17 +190,29 @@ def _rate(c: Chip, dtype: str) -> float:
     return c.peak_flops(key, Unit.MATRIX)
 
 
-def registers_per_thread(tile: Tile) -> int:
-    """The accumulator, two k-steps of A and B fragments, and the address registers (see the module)."""
+def registers_per_thread(tile: Tile, mma: str = "mma.sync") -> int:
+    """The accumulator, two k-steps of A and B fragments, and the address registers (see the module).
+    With ``mma="wgmma"`` the warp tile is a warpgroup's: its accumulator is spread over 128 threads and
+    no A or B fragments are staged in registers (both are read from shared memory)."""
+    if mma == "wgmma":
+        return tile.wm * tile.wn // WARPGROUP + ADDRESS_REGISTERS
     acc = tile.wm * tile.wn // WARP
     frags = 2 * (4 * (tile.wm // FRAGMENT[0]) + 2 * (tile.wn // FRAGMENT[1]))
     return acc + frags + ADDRESS_REGISTERS
 
 
-def _shape_problem(tile: Tile, dtype: str) -> str | None:
+def _shape_problem(tile: Tile, dtype: str, mma: str = "mma.sync") -> str | None:
     fm, fn, fk = FRAGMENT
     if tile.bm % tile.wm or tile.bn % tile.wn:
         return f"the warp tile {tile.wm}×{tile.wn} does not divide the block tile {tile.bm}×{tile.bn}"
+    if mma == "wgmma":
+        wm, wn, wk, wmax = WGMMA
+        if tile.wm % wm or tile.wn % wn or tile.wn > wmax:
+            return (f"the warpgroup tile {tile.wm}×{tile.wn} is not a whole number of wgmma m{wm}nNk{wk} products "
+                    f"(M a multiple of {wm}, N a multiple of {wn} up to {wmax})")
+        if tile.bk % wk:
+            return f"BK = {tile.bk} is not a multiple of wgmma's k = {wk}"
+        return None
     if tile.wm % fm or tile.wn % fn:
         return (f"the warp tile {tile.wm}×{tile.wn} is not a whole number of {fm}×{fn} "
                 f"tensor-core fragments (mma m{fm}n{fn}k{fk})")
@@ -237,16 +257,31 @@ def _wave_traffic(m, n, k, t: Tile, gm, gn, concurrent, s, s_out, l2_bytes) -> i
 
 
 def plan(m: int, n: int, k: int, tile: Tile | tuple = (128, 128, 32), chip: Chip | str = "H100 SXM", *,
-         dtype: str = "bfloat16", bandwidth: float | None = None, l2: bool = True, check: bool = True) -> TilePlan:
+         dtype: str = "bfloat16", bandwidth: float | None = None, l2: bool = True, check: bool = True,
+         mma: str = "mma.sync") -> TilePlan:
     """The GEMM ``[m, k] @ [k, n]`` under ``tile`` on ``chip`` (``bandwidth`` overrides the HBM's, in B/s).
 
     ``l2=True`` lets the chip's L2 serve the panels that the blocks of one wave share (see the module);
     ``l2=False`` reads every block's panels from HBM.
 
+    ``mma="mma.sync"`` (the default, every generation) models warps that stage ``mma.sync`` fragments
+    from shared memory in registers. ``mma="wgmma"`` (compute capability 9.0 only) is labsim's warpgroup
+    variant: ``wm × wn`` is then one warpgroup's tile (4 warps, 128 threads; M a multiple of 64, N of 8
+    up to 256), A and B are read by the tensor cores straight from shared memory (no fragments in
+    registers), and each warpgroup reads its A rows and B columns once per k step, so the shared-memory
+    bytes are ``K·s·((BM + BN) + warpgroups·(WM + WN))`` at the same bank bandwidth (an assumption:
+    NVIDIA does not publish the rate at which wgmma reads shared memory). TMA copies and warp
+    specialisation are not modelled.
+
     An impossible tile raises :class:`TilingError` naming the limit it breaks; with ``check=False`` it
     comes back as a plan with ``problem`` set and infinite time (the tuner keeps those in its landscape).
     """
     c = _gpu(chip)
+    if mma not in MMA_KINDS:
+        raise TilingError(f"plan: mma must be one of {MMA_KINDS}, got {mma!r}")
+    if mma == "wgmma" and c.sm.compute_capability != "9.0":
+        raise TilingError(f"plan: mma='wgmma' needs a Hopper GPU (compute capability 9.0); the {c.name} has "
+                          f"{c.sm.compute_capability}")
     for name, v in (("m", m), ("n", n), ("k", k)):
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise TilingError(f"plan: {name} must be a positive integer, got {v!r}")
@@ -262,13 +297,13 @@ def plan(m: int, n: int, k: int, tile: Tile | tuple = (128, 128, 32), chip: Chip
     sm = c.sm
     gm, gn = -(-m // t.bm), -(-n // t.bn)
     shared = t.stages * (t.bm * t.bk + t.bk * t.bn) * s
-    regs = registers_per_thread(t) if not (t.bm % t.wm or t.bn % t.wn) else 0
-    threads = t.warps * WARP if not (t.bm % t.wm or t.bn % t.wn) else 0
+    regs = registers_per_thread(t, mma) if not (t.bm % t.wm or t.bn % t.wn) else 0
+    threads = t.warps * (WARPGROUP if mma == "wgmma" else WARP) if not (t.bm % t.wm or t.bn % t.wn) else 0
     traffic = s * (m * k * gn + k * n * gm) + s_out * m * n
     base = dict(chip=c.name, m=m, n=n, k=k, tile=t, dtype=dtype, bandwidth=bw, shared_bytes=shared,
                 shared_limit=sm.shared_per_block, registers=regs, threads=threads, blocks=gm * gn,
-                traffic=traffic, flops=2 * m * n * k)
-    problem, limit = _shape_problem(t, dtype), "fragments"
+                traffic=traffic, flops=2 * m * n * k, mma=mma)
+    problem, limit = _shape_problem(t, dtype, mma), "fragments"
     if problem is None and shared > sm.shared_per_block:
         problem, limit = (f"{t.stages}·(BM·BK + BK·BN)·{s} bytes = {shared / 1024:.0f} KiB of shared memory "
                           f"exceeds the {c.name}'s {sm.shared_per_block / 1024:.0f} KiB per block"), "shared memory"
@@ -277,7 +312,8 @@ def plan(m: int, n: int, k: int, tile: Tile | tuple = (128, 128, 32), chip: Chip
                           f"limit of {sm.max_registers_per_thread} (compute capability {sm.compute_capability})"), \
             "registers"
     if problem is None and threads > sm.max_threads_per_block:
-        problem, limit = (f"{t.warps} warps = {threads} threads per block exceeds the limit of "
+        unit = "warpgroups" if mma == "wgmma" else "warps"
+        problem, limit = (f"{t.warps} {unit} = {threads} threads per block exceeds the limit of "
                           f"{sm.max_threads_per_block} threads per block"), "threads"
     occ = None
     if problem is None:
@@ -356,14 +392,14 @@ class TuneResult:
 
 
 def tune(m: int, n: int, k: int, chip: Chip | str = "H100 SXM", *, dtype: str = "bfloat16",
-         bandwidth: float | None = None, tiles=None) -> TuneResult:
+         bandwidth: float | None = None, tiles=None, mma: str = "mma.sync") -> TuneResult:
     """Evaluate every tile of ``tiles`` (default :func:`space`) and return the fastest with the landscape.
 
     Ties go to the tile that comes first in the search order (smaller tiles first)."""
     tiles = space() if tiles is None else [t if isinstance(t, Tile) else Tile(*t) for t in tiles]
     if not tiles:
         raise TilingError("tune: the search space is empty")
-    land = tuple(plan(m, n, k, t, chip, dtype=dtype, bandwidth=bandwidth, check=False) for t in tiles)
+    land = tuple(plan(m, n, k, t, chip, dtype=dtype, bandwidth=bandwidth, check=False, mma=mma) for t in tiles)
     ok = [p for p in land if p.fits]
     if not ok:
         raise TilingError(f"tune: none of the {len(land)} tiles fits on {land[0].chip}; "
@@ -372,5 +408,5 @@ def tune(m: int, n: int, k: int, chip: Chip | str = "H100 SXM", *, dtype: str = 
     return TuneResult(best=best, landscape=land)
 
 
-__all__ = ["FRAGMENT", "ADDRESS_REGISTERS", "TilingError", "Tile", "TilePlan", "TuneResult", "plan", "tune",
+__all__ = ["FRAGMENT", "WGMMA", "WARPGROUP", "MMA_KINDS", "ADDRESS_REGISTERS", "TilingError", "Tile", "TilePlan", "TuneResult", "plan", "tune",
            "space", "registers_per_thread", "BLOCK_SIZES", "K_SIZES", "STAGES", "WARP_SPLITS"]

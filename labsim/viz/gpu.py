@@ -17,6 +17,7 @@ import math
 from typing import Any
 
 from ..hardware import Chip, get as get_chip
+from ..support.text import plural
 from .palette import NEUTRAL, ROLE, TINT
 from .plots import style
 
@@ -121,7 +122,7 @@ def _partition(fig, x0: float, y0: float, w: float, h: float, n: dict, index: in
                        yanchor="top", font=dict(size=_FONT, color="#222222"), xref="x", yref="y")
     lanes = n["fp32_lanes"]
     fig.hover.append((x0 + pad + lanes_w / 2, y + 2 * row, f"{lanes} FP32 lanes: one fused multiply-add each per clock"))
-    fig.hover.append((x0 + w - pad - 0.2 * w, y + 1.5 * row, f"{n['tensor_cores']} tensor core(s): a small matrix "
+    fig.hover.append((x0 + w - pad - 0.2 * w, y + 1.5 * row, f"{plural(n['tensor_cores'], 'tensor core')}: a small matrix "
                                                             f"product per instruction"))
     cols = 8 if lanes <= 32 else 16
     _squares(fig, x0 + pad, y + 0.9 * row, x0 + pad + lanes_w, y + 3.0 * row, lanes, cols, "vector")
@@ -176,7 +177,7 @@ def sm_diagram(chip: str | Chip = "H100 SXM", *, height: int = 620):
     fig.shape(type="line", x0=W / 2, x1=W / 2, y0=sm_bottom, y1=y, line=dict(color=ROLE["memory"], width=3))
     y2 = y + 11.0
     _box(fig, 0.5, y2, W - 0.5, y2 + 7.0, "memory",
-         f"{n['memory_name']} · {n['hbm_bytes'] / 1e9:,.0f} GB · {n['hbm_bandwidth'] / 1e12:,.2f} TB/s",
+         f"{n['memory_name']} · {n['hbm_bytes'] / 2**30:,.0f} GiB · {n['hbm_bandwidth'] / 1e12:,.2f} TB/s",
          fill=ROLE["memory"])
     fig.shape(type="line", x0=W / 2, x1=W / 2, y0=y + 7.0, y1=y2, line=dict(color=ROLE["memory"], width=3))
     fig.hover.append((W / 2, y2 + 3.5, f"{n['memory_name']}: {n['hbm_bytes']:,.0f} bytes at {n['hbm_bandwidth']:,.0f} B/s"))
@@ -202,10 +203,19 @@ def sm_alt(chip: str | Chip = "H100 SXM") -> str:
     l2 = f"a {n['l2_bytes'] / 2**20:,.0f} MiB L2 cache" if n["l2_bytes"] else "the L2 cache (size not in the preset)"
     return (f"Block diagram of {sms} of the {n['name']}. It has {n['sub_partitions']} sub-partitions, each with a "
             f"warp scheduler, a dispatch unit, {_kib(n['register_bytes'])} of registers, {n['fp32_lanes']} FP32 lanes, "
-            f"{n['sfu_lanes']} special-function units and {n['tensor_cores']} tensor core"
-            f"{'s' if n['tensor_cores'] != 1 else ''}. Below them the SM's shared memory and L1, up to "
-            f"{_kib(n['shared_bytes'])} of shared memory; outside the SM {l2} and {n['hbm_bytes'] / 1e9:,.0f} GB of "
+            f"{n['sfu_lanes']} special-function units and {plural(n['tensor_cores'], 'tensor core')}. Below them the SM's shared memory and L1, up to "
+            f"{_kib(n['shared_bytes'])} of shared memory; outside the SM {l2} and {n['hbm_bytes'] / 2**30:,.0f} GiB of "
             f"{n['memory_name']} at {n['hbm_bandwidth'] / 1e12:,.2f} TB/s.")
+
+
+def sm_caption(chip: str | Chip = "H100 SXM") -> str:
+    """The caption of :func:`sm_diagram`: the chip's name, architecture and the per-SM numbers drawn."""
+    n = sm_numbers(chip)
+    sms = f", {n['sms']:,} SMs" if n["sms"] else ""
+    return (f"One SM of the {n['name']} ({n['arch']}, compute capability {n['compute_capability']}{sms}), "
+            f"drawn from labsim's preset: {plural(n['sub_partitions'], 'sub-partition')} of "
+            f"{plural(n['fp32_lanes'], 'FP32 lane')}, {_kib(n['register_bytes'])} of registers and "
+            f"{plural(n['tensor_cores'], 'tensor core')} each, above up to {_kib(n['shared_bytes'])} of shared memory.")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -222,19 +232,25 @@ def occupancy_figure(occ, *, title: str | None = None, height: int = 300):
     vals = [r[1] for r in rows]
     binding = {str(k) for k in occ.limiters}
     colors = [ROLE["mismatch"] if nm in binding else ROLE["match"] for nm in names]
-    text = [f"{v} blocks" + (" ← binds" if nm in binding else "") for nm, v in zip(names, vals)]
+    text = [plural(v, "block") + (" ← binds" if nm in binding else "") for nm, v in zip(names, vals)]
     fig = go.Figure(go.Bar(
         y=names, x=vals, orientation="h", marker=dict(color=colors), text=text, textposition="auto",
-        cliponaxis=False, customdata=[r[2] for r in rows], hovertemplate="%{y}: %{x} blocks<br>%{customdata}<extra></extra>",
+        cliponaxis=False, customdata=[r[2] for r in rows], hovertemplate="%{y}: %{x} block(s) per SM<br>%{customdata}<extra></extra>",
     ))
     fig.update_yaxes(autorange="reversed", title=None)
     # a log axis: an unused budget (shared memory with none asked for) can allow 100 times the binding one
     fig.update_xaxes(title="blocks per SM (log scale)", type="log",
                      range=[math.log10(0.7), math.log10(max(vals) * 6)])
     if title is None:
-        title = (f"{occ.blocks_per_sm} blocks × {occ.warps_per_block} warps = {occ.warps_per_sm} of "
-                 f"{occ.max_warps_per_sm} warps ({occ.occupancy:.0%})")
+        title = occupancy_title(occ)
     return style(fig, title=title, height=height)
+
+
+def occupancy_title(occ) -> str:
+    """The occupancy figure's title in words, in the right grammatical number: "1 block × 8 warps = 8 of
+    64 warps (12%)"."""
+    return (f"{plural(occ.blocks_per_sm, 'block')} × {plural(occ.warps_per_block, 'warp')} = {occ.warps_per_sm} of "
+            f"{plural(occ.max_warps_per_sm, 'warp')} ({occ.occupancy:.0%})")
 
 
 def launch_figure(chip: str | Chip, threads_per_block: int, registers_per_thread: int, shared_bytes_per_block: int = 0,
@@ -266,7 +282,8 @@ def launch_figure(chip: str | Chip, threads_per_block: int, registers_per_thread
                            text="This block cannot run on an SM:<br>" + _wrap(str(e), 52))
         fig.update_yaxes(autorange="reversed", title=None)
         fig.update_xaxes(title="what one block asks for, % of the per-block limit", rangemode="tozero")
-        style(fig, title=f"{threads_per_block} threads × {registers_per_thread} registers: no block fits",
+        style(fig, title=f"{plural(threads_per_block, 'thread')} × {plural(registers_per_thread, 'register')}: "
+                         f"no block fits",
               height=height)
         fig.update_layout(margin=dict(t=90))
         return fig
@@ -321,7 +338,7 @@ def waves_figure(chip: str | Chip, blocks: int, blocks_per_sm: int, *, title: st
     fig.update_yaxes(autorange="reversed", title=None, type="category")
     n = len(waves)
     if title is None:
-        title = (f"{blocks:,} blocks in {n} wave{'s' if n != 1 else ''}"
+        title = (f"{plural(blocks, 'block')} in {plural(n, 'wave')}"
                  + (f"; the tail wave is {busy[-1] / slots:.0%} full" if idle[-1] else "; no tail"))
     return style(fig, title=title, height=max(height, 150 + 40 * n))
 
@@ -381,236 +398,19 @@ def coalescing_figure(addresses, itemsize: int, counted, *, title: str | None = 
                      showgrid=False, zeroline=False, fixedrange=True)
     requested = a.size * itemsize
     if title is None:
-        title = (f"{requested:,} bytes requested: {sectors_n} sector{'s' if sectors_n != 1 else ''} in {lines_n} "
-                 f"line{'s' if lines_n != 1 else ''}, {sectors_n * SECTOR:,} bytes moved "
+        title = (f"{requested:,} bytes requested: {plural(sectors_n, 'sector')} in {plural(lines_n, 'line')}, "
+                 f"{sectors_n * SECTOR:,} bytes moved "
                  f"({requested / (sectors_n * SECTOR):.0%} used)")
     return style(fig, title=title, height=height)
 
 
 # ---------------------------------------------------------------------------------------------------
-# animations of the SIMT machine's trace (chapter 8)
+# animations of the SIMT machine's trace (chapter 8): in gpu_anim.py, re-exported here
 
-#: a warp's state in one cycle, as the scheduler animation colours it
-CELL_NAMES = ("", "issued (arithmetic)", "issued (load/store)", "ready, not picked; empty slot",
-              "waiting for memory", "waiting (other)")
-_BLANK, _ALU, _MEM, _READY, _WAIT_MEM, _WAIT = range(6)
+from .gpu_anim import (CELL_NAMES, divergence_frames, divergence_grid, schedule_frames,  # noqa: E402
+                       schedule_grid, schedule_steps)
 
 
-def _cell_colors() -> list[str]:
-    return ["#FFFFFF", ROLE["vector"], ROLE["memory"], ROLE["idle"], ROLE["overhead"], TINT["overhead"]]
-
-
-def _discrete_scale(colors: list[str]) -> list:
-    """A Plotly colorscale that maps the integers 0 .. len(colors) - 1 to ``colors`` exactly."""
-    n = len(colors)
-    scale = []
-    for i, c in enumerate(colors):
-        scale += [[round(i / n, 4), c], [round((i + 1) / n, 4), c]]
-    return scale
-
-
-def _trace_columns(trace) -> "np.ndarray":
-    """The global warp ids of the columns of ``trace.state`` (the traced warps, in ascending order)."""
-    import numpy as np
-
-    ids = np.unique(trace.issue_warp)
-    if len(ids) != trace.n_warps:
-        raise ValueError("schedule_frames: some traced warp never issued, so the trace's columns cannot be "
-                         "matched to warp ids; trace every warp (run_ir(..., trace=True))")
-    return ids
-
-
-def schedule_grid(run, *, sm: int | None = None, scheduler: int = 0):
-    """The cells of the scheduler animation, from a :class:`~labsim.machines.simt.KernelRun`'s trace: an int8
-    array ``[row, cycle]`` with one row per warp of ``scheduler`` on ``sm`` (warp order) and a last row for
-    the scheduler's issue slot, coded by :data:`CELL_NAMES`; and the rows' labels."""
-    import numpy as np
-    from ..machines.simt import Stall
-
-    tr = run.trace
-    if tr is None:
-        raise ValueError("schedule_grid: the run has no trace (run_ir(..., trace=False)); run it with a trace")
-    sm = tr.sms[0] if sm is None else sm
-    ids = _trace_columns(tr)
-    cols = np.flatnonzero((tr.warp_sm == sm) & (tr.warp_scheduler == scheduler))
-    if not len(cols):
-        raise ValueError(f"schedule_grid: no warp ran on scheduler {scheduler} of SM {sm}")
-    st = tr.state[:, cols].T  # [warp, cycle]
-    grid = np.full((len(cols) + 1, tr.cycles), _BLANK, np.int8)
-    grid[:-1][st == Stall.NOT_SELECTED] = _READY
-    grid[:-1][st == Stall.MEMORY] = _WAIT_MEM
-    for s in (Stall.DEPENDENCY, Stall.PIPE_BUSY, Stall.BARRIER):
-        grid[:-1][st == s] = _WAIT
-    grid[-1, :] = _READY  # an empty issue slot until an issue fills it
-    row_of = {int(ids[c]): i for i, c in enumerate(cols)}
-    mem_pc = np.array([u == "mem" for u in tr.units])
-    for c, w, pc in zip(tr.issue_cycle, tr.issue_warp, tr.issue_pc):
-        r = row_of.get(int(w))
-        if r is None:
-            continue
-        code = _MEM if mem_pc[pc] else _ALU
-        grid[r, c] = code
-        grid[-1, c] = code
-    labels = [f"warp {int(ids[c])}" for c in cols] + ["issue slot"]
-    return grid, labels
-
-
-def schedule_steps(cycles: int, steps: int) -> list[int]:
-    """The cycle each frame of :func:`schedule_frames` plays up to: ``steps`` cuts spread evenly over the run
-    (fewer if the run is shorter), the last at ``cycles``."""
-    if cycles < 1 or steps < 1:
-        raise ValueError(f"schedule_steps: cycles and steps must be at least 1, got {cycles} and {steps}")
-    steps = min(steps, cycles)
-    return [max(1, round(k * cycles / steps)) for k in range(1, steps + 1)]
-
-
-def schedule_frames(run, *, steps: int = 24, sm: int | None = None, scheduler: int = 0, height: int = 320,
-                    title: str | None = None) -> list:
-    """The scheduler animation: one frame per step, each showing the cycles played so far. Rows are the
-    warps of one warp scheduler and, at the bottom, its issue slot; each cell is what that warp did in that
-    cycle (issued an arithmetic or memory instruction, was ready but not picked, waited for memory or for
-    something else). An annotation above the grid gives the cycle and the issue slots used so far.
-    Everything comes from ``run.trace`` (``ls.simt.run_ir``)."""
-    import numpy as np
-    import plotly.graph_objects as go
-
-    grid, labels = schedule_grid(run, sm=sm, scheduler=scheduler)
-    cycles = grid.shape[1]
-    cuts = schedule_steps(cycles, steps)
-    colors = _cell_colors()
-    base = go.Figure(go.Heatmap(z=grid, x0=0, dx=1, y=labels, zmin=-0.5, zmax=len(colors) - 0.5,
-                                colorscale=_discrete_scale(colors), showscale=False, xgap=0, ygap=2,
-                                hoverinfo="skip"))
-    for code in (_ALU, _MEM, _READY, _WAIT_MEM, _WAIT):
-        base.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=CELL_NAMES[code],
-                                  marker=dict(symbol="square", color=colors[code])))
-    base.update_yaxes(autorange="reversed", type="category", title=None)
-    # no axis title: the annotation names the cycle, and an animation's play button sits below the axis
-    base.update_xaxes(title=None, range=[-0.5, cycles - 0.5], showgrid=False)
-    style(base, title=title, height=max(height, 180 + 26 * len(labels)))
-    base.update_layout(margin=dict(t=56 if title is None else 86))
-    base = base.to_plotly_json()
-    frames = []
-    for t in cuts:
-        z = grid[:, :t]  # the cycles played so far (the x axis keeps the whole run)
-        used = int((grid[-1, :t] != _READY).sum())
-        note = dict(x=0, y=1.0, xref="paper", yref="paper", xanchor="left", yanchor="bottom", showarrow=False,
-                    font=dict(size=12), text=f"cycle {t} of {cycles}<br>issue slots used: {used} of {t} ({used / t:.0%})")
-        frames.append(_variant(base, z, annotations=[note]))
-    return frames
-
-
-def _variant(base, z, *, annotations=(), shapes=()):
-    """A copy of ``base`` with the first trace's ``z`` replaced and the given annotations and shapes, built
-    without Plotly's validation (``base`` was validated once; this is ~30x faster per frame)."""
-    import plotly.graph_objects as go
-
-    d = base if isinstance(base, dict) else base.to_plotly_json()
-    d = {"data": [dict(d["data"][0], z=z), *d["data"][1:]],
-         "layout": dict(d["layout"], annotations=list(annotations), shapes=list(shapes))}
-    return go.Figure(d, _validate=False)
-
-
-def divergence_grid(run, *, warp: int = 0):
-    """The cells of the divergence animation: ``[issued instruction, lane]`` = 1 where the lane was active,
-    0 where it was masked off, for the warp-instructions ``warp`` issued in order; with each row's
-    instruction text and active-lane count. From ``run.trace`` (``ls.simt.run_ir``)."""
-    import numpy as np
-
-    tr = run.trace
-    if tr is None:
-        raise ValueError("divergence_grid: the run has no trace (run_ir(..., trace=False)); run it with a trace")
-    sel = np.flatnonzero(tr.issue_warp == warp)
-    if not len(sel):
-        raise ValueError(f"divergence_grid: warp {warp} issued nothing in this trace")
-    masks = tr.issue_mask[sel].astype(np.uint64)
-    lanes = ((masks[:, None] >> np.arange(32, dtype=np.uint64)) & np.uint64(1)).astype(np.int8)
-    pcs = tr.issue_pc[sel]
-    text = [tr.code[int(p)] for p in pcs]
-    return lanes, text, lanes.sum(axis=1), pcs
-
-
-_TYPES = {"f16", "bf16", "f32", "f64", "u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "b16", "b32", "b64",
-          "pred"}
-
-
-def _short(instr: str) -> str:
-    """``mul.f32   %f2, %f2, 2.0;`` -> ``mul`` (the type suffix dropped, so the label fits a phone), with a
-    guard or a branch target kept: ``@%p1 bra IF``, ``bra.uni JOIN``."""
-    parts = instr.replace(";", "").split()
-    if not parts:
-        return instr
-    if parts[0].startswith("@"):
-        return " ".join(parts[:3])
-    if parts[0].startswith("bra"):
-        return " ".join(parts[:2])
-    op = parts[0].split(".")
-    while len(op) > 1 and op[-1] in _TYPES:
-        op.pop()
-    return ".".join(op)
-
-
-def divergence_frames(run, *, warp: int = 0, paths: dict | None = None, condition=None,
-                      condition_label: str = "x > 0", title: str | None = None, height: int | None = None) -> list:
-    """The divergence animation: one frame per instruction that ``warp`` issued. Rows are the issued
-    instructions in time order (a row per issue slot the warp used, numbered), columns its 32 lanes; a lane
-    is "vector" where it was active and "idle" where the mask switched it off; rows not issued yet are
-    blank. ``condition`` (32 booleans, e.g. ``x[:32] > 0``) adds a first row that marks, in the "data"
-    colour, the lanes whose data make the branch go one way. ``paths`` (``{"if": (start, end), "else":
-    ...}`` pc ranges, as ``ls.simt.divergent_kernel`` reports them) names the path of each row. The
-    annotation gives the instruction, its mask, and the lane utilisation so far. No legend: the caption
-    names the colours."""
-    import numpy as np
-    import plotly.graph_objects as go
-
-    lanes, text, active, pcs = divergence_grid(run, warp=warp)
-    n = len(text)
-    where = {}
-    for name, (a, b) in (paths or {}).items():
-        for pc in range(a, b):
-            where[pc] = name
-    # numbered, so that repeated instructions stay separate rows of the category axis
-    labels = [f"{i + 1} {_short(t)}" + (f" ({where[int(p)]})" if int(p) in where else "")
-              for i, (t, p) in enumerate(zip(text, pcs))]
-    top = 0
-    head = None
-    if condition is not None:
-        cond = np.asarray(condition, bool).ravel()
-        if cond.size != 32:
-            raise ValueError(f"divergence_frames: condition needs one value per lane (32), got {cond.size}")
-        head = np.where(cond, 3, 0).astype(np.int8)
-        labels = [condition_label] + labels
-        top = 1
-    colors = ["#FFFFFF", ROLE["idle"], ROLE["vector"], ROLE["data"]]  # not issued, masked off, active, condition
-    masks = run.trace.issue_mask[run.trace.issue_warp == warp]
-    base = go.Figure(go.Heatmap(z=np.zeros((n + top, 32), np.int8), x0=0, dx=1, y=labels, zmin=-0.5, zmax=3.5,
-                                xgap=1, ygap=1, colorscale=_discrete_scale(colors), showscale=False, hoverinfo="skip"))
-    base.update_yaxes(autorange="reversed", type="category", title=None, tickfont=dict(family="monospace", size=11),
-                      showgrid=False, zeroline=False)
-    base.update_xaxes(title=None, range=[-0.5, 31.5], tickvals=[0, 8, 16, 24, 31], showgrid=False)
-    style(base, title=title, height=height or 200 + 19 * (n + top))
-    base.update_layout(margin=dict(t=70 if title is None else 100))
-    base = base.to_plotly_json()
-    frames = []
-    for k in range(n):
-        z = np.zeros((n + top, 32), np.int8)
-        if head is not None:
-            z[0] = head
-        z[top:top + k + 1] = lanes[:k + 1] + 1  # the rows issued so far; the rest blank
-        used = active[:k + 1]
-        rec = k > 0 and active[k] > active[k - 1] and active[k] == active.max()
-        note = (f"step {k + 1}: <b>{_short(text[k])}</b>" + (", reconverged" if rec else "")
-                + f"<br>mask 0x{int(masks[k]):08X}: {int(active[k])} lanes"
-                + f"<br>lane utilisation so far {used.sum() / (32 * (k + 1)):.0%}")
-        frames.append(_variant(
-            base, z,
-            annotations=[dict(x=0, y=1.0, xref="paper", yref="paper", xanchor="left", yanchor="bottom",
-                              showarrow=False, font=dict(size=12), text=note, align="left")],
-            shapes=[dict(type="rect", x0=-0.5, x1=31.5, y0=top + k - 0.5, y1=top + k + 0.5, xref="x", yref="y",
-                         line=dict(color="#222222", width=2))]))
-    return frames
-
-
-__all__ = ["sm_numbers", "sm_diagram", "sm_alt", "occupancy_figure", "launch_figure", "wave_counts", "waves_figure",
+__all__ = ["sm_numbers", "sm_diagram", "sm_alt", "sm_caption", "occupancy_title", "occupancy_figure", "launch_figure", "wave_counts", "waves_figure",
            "coalescing_figure", "CELL_NAMES", "schedule_steps",
            "schedule_grid", "schedule_frames", "divergence_grid", "divergence_frames"]

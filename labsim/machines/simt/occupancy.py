@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from ...hardware import Chip, get as get_chip
+from ...support.text import plural
 
 
 class Limiter(str, enum.Enum):
@@ -91,7 +92,7 @@ class Occupancy:
     def rows(self) -> list[tuple[str, int, str]]:
         """(resource, blocks per SM it allows, how) for a table."""
         how = {
-            Limiter.THREADS: f"{self.max_warps_per_sm} warp slots / {self.warps_per_block} warps per block",
+            Limiter.THREADS: f"{self.max_warps_per_sm} warp slots / {plural(self.warps_per_block, 'warp')} per block",
             Limiter.REGISTERS: f"{self.registers_per_warp} registers per warp "
                                f"({self.registers_per_thread} x 32 rounded up to 256)",
             Limiter.SHARED_MEMORY: f"{self.shared_per_block:,} bytes per block "
@@ -101,8 +102,9 @@ class Occupancy:
         return [(str(k), v, how[k]) for k, v in self.limits.items()]
 
     def __str__(self) -> str:
-        return (f"{self.blocks_per_sm} blocks x {self.warps_per_block} warps = {self.warps_per_sm} warps per SM "
-                f"({self.occupancy:.0%} of {self.max_warps_per_sm}); limited by {', '.join(map(str, self.limiters))}")
+        return (f"{plural(self.blocks_per_sm, 'block')} x {plural(self.warps_per_block, 'warp')} = "
+                f"{plural(self.warps_per_sm, 'warp')} per SM ({self.occupancy:.0%} of {self.max_warps_per_sm}); "
+                f"limited by {', '.join(map(str, self.limiters))}")
 
 
 def occupancy(chip: str | Chip, threads_per_block: int = 256, registers_per_thread: int = 32,
