@@ -51,7 +51,7 @@ from .compiler.program import Program
 from .machines import host, roofline as cost
 from .machines import simt, systolic
 from .machines import tiling, tpu
-from .machines import collectives
+from .machines import collectives, inflight, splitk
 from .machines.events import HOST_CHIP, Direction, Event, EventKind, Trace, UnitId, UnitKind
 from .machines.roofline import (Bound, KernelCost, OutOfMemory, OutOfMemoryError, ProgramCost, estimate,
                                 kernel_cost, memory_check)
@@ -65,7 +65,8 @@ from .support.tables import Table
 for _name, _mod in {"numpy": numpy, "nn": nn, "autodiff": autodiff, "ops": ops, "dtypes": dtypes,
                     "passes": passes, "blocks": blocks, "tree_util": tree_util, "cost": cost, "host": host,
                     "counting": counting, "llm": llm, "serving": serving, "parity": parity, "simt": simt, "systolic": systolic,
-                    "tiling": tiling, "tpu": tpu, "collectives": collectives}.items():
+                    "tiling": tiling, "tpu": tpu, "collectives": collectives,
+                    "inflight": inflight, "splitk": splitk}.items():
     _sys.modules[f"{__name__}.{_name}"] = _mod
 del _name, _mod
 
@@ -79,6 +80,6 @@ __all__ = [
     "Chip", "ChipKind", "Link", "Unit", "hardware", "ops", "dtypes", "numpy", "nn",
     "estimate", "kernel_cost", "KernelCost", "ProgramCost", "Bound", "OutOfMemory", "OutOfMemoryError",
     "memory_check", "passes", "assign_buffers", "llm", "serving", "counting", "parity", "host", "blocks", "simt", "systolic",
-    "tiling", "tpu", "collectives",
+    "tiling", "tpu", "collectives", "inflight", "splitk",
     "simulate", "RunResult", "Event", "EventKind", "Trace", "UnitId", "UnitKind", "Direction", "HOST_CHIP", "Table",
 ]

@@ -7,6 +7,7 @@
   figure precomputed for every control value and switched by sliders in the page.
 - :func:`animate` — a stepped figure with a play button and a step slider (both faces).
 - :func:`pass_slider` — a compiler pipeline pass by pass: one figure, a slider over passes, before and after.
+- :mod:`gpu_extra` — Little's law and split-K figures (chapters 8 and 10); :mod:`serving` — serving figures (chapter 13).
 - :mod:`gpu` — an SM drawn from a preset, occupancy, waves, coalescing and warp animations (chapters 7–8).
 - :func:`timeline_spans`, :func:`timeline_steps` — a timeline with measured spans; a timeline step by step.
 - :func:`programs` — the programs of a block kernel (``ls.blocks``) over their lanes, masked lanes idle.
@@ -28,10 +29,11 @@ from .tabs import Tabs, tabs
 from .printface import save, to_matplotlib
 from . import tpu
 from . import collectives
+from . import gpu_extra, serving
 from ..support.text import plural
 
 __all__ = ["glue", "Figure", "Interactive", "in_book", "interactive", "show", "Animation", "animate", "control_kind",
            "ROLE", "TINT", "NEUTRAL", "SEQUENCE", "role", "GraphDrawing", "draw_graph", "pipeline_diagram",
            "KIND_COLORS", "OKABE_ITO", "bar_compare", "buffer_chart", "roofline", "style", "timeline",
            "Tabs", "tabs", "pass_figure", "pass_slider", "gpu", "tpu", "programs", "timeline_spans", "timeline_steps",
-           "save", "to_matplotlib", "collectives", "plural"]
+           "save", "to_matplotlib", "collectives", "plural", "gpu_extra", "serving"]

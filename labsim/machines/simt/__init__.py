@@ -6,10 +6,12 @@
 * ``run`` / ``kernel_ir`` - lower and run the kernels the compiler emits (:mod:`.program`);
 * ``transactions`` - sectors and lines of one warp's access (:mod:`.coalescing`);
 * ``run_blocks`` - run a Triton-like block kernel (``ls.blocks``) lowered to the kernel IR (:mod:`.blocks`);
+* ``banks`` - shared-memory bank conflicts of one warp's access (:mod:`.banks`);
 * ``divergent_kernel``, ``latency_kernel``, ``strided_kernel`` - small experiments (:mod:`.kernels`).
 """
 from __future__ import annotations
 
+from . import banks
 from .blocks import run_blocks
 from .coalescing import LINE, SECTOR, Transactions, transactions, warp_addresses
 from .kernels import Experiment, divergent_kernel, latency_kernel, latency_utilisation, strided_kernel, taken_lanes
@@ -17,7 +19,7 @@ from .machine import KernelRun, MemStat, SimtError, Stall, Timing, WarpTrace, ru
 from .occupancy import Limiter, Occupancy, OccupancyError, max_registers_per_thread, occupancy
 from .program import ProgramRun, kernel_ir, run, run_kernel
 
-__all__ = ["Experiment", "KernelRun", "LINE", "Limiter", "MemStat", "Occupancy", "OccupancyError", "SECTOR",
+__all__ = ["banks", "Experiment", "KernelRun", "LINE", "Limiter", "MemStat", "Occupancy", "OccupancyError", "SECTOR",
            "SimtError", "Stall", "Timing", "Transactions", "WarpTrace", "divergent_kernel", "latency_kernel",
            "latency_utilisation", "max_registers_per_thread", "occupancy", "run_ir", "ProgramRun", "kernel_ir", "run", "run_kernel", "run_blocks", "strided_kernel", "taken_lanes", "transactions",
            "warp_addresses"]
