@@ -115,6 +115,54 @@ def line_rs(chunks: dict, members: list, base: int):
     return out, steps
 
 
+def _chunked(a, m, ax):
+    """``a`` cut into ``m`` equal chunks along ``ax``, stacked on a new first axis (``np.split``'s pieces)."""
+    sh = a.shape
+    return np.moveaxis(a.reshape(sh[:ax] + (m, sh[ax] // m) + sh[ax + 1:]), ax, 0)
+
+
+def _unchunked(x, ax):
+    """The inverse of :func:`_chunked`: ``m`` stacked pieces joined along ``ax``."""
+    y = np.moveaxis(x, 0, ax)
+    sh = y.shape
+    return y.reshape(sh[:ax] + (sh[ax] * sh[ax + 1],) + sh[ax + 2:])
+
+
+def ring_rs_array(values: dict, members: list, ax: int, base: int):
+    """:func:`ring_rs` on one array per member (one way round), with each step's adds done at once in
+    NumPy: ``X[p, q]`` is member p's copy of chunk q; at step s every p adds its chunk (p−s−1) mod m
+    into the next member's. The same sums in the same order as :func:`ring_rs`."""
+    m = len(members)
+    x = np.stack([_chunked(np.asarray(values[d]), m, ax) for d in members])
+    P = np.arange(m)
+    nb = x[0, 0].nbytes
+    steps = []
+    for s in range(m - 1):
+        q = (P - s - 1) % m
+        x[(P + 1) % m, q] += x[P, q]
+        steps.append([(members[p], members[(p + 1) % m], nb, f"partial sum for device {members[q[p]]}", base)
+                      for p in range(m)])
+    return {d: x[p, p].copy() for p, d in enumerate(members)}, steps
+
+
+def ring_ag_array(values: dict, members: list, ax: int, base: int):
+    """:func:`ring_ag` on one array per member, each step's copies done at once: ``Y[p, c]`` is member
+    p's copy of piece c; at step s every p passes piece (p−s) mod m to the next member."""
+    m = len(members)
+    first = np.asarray(values[members[0]])
+    y = np.zeros((m, m) + first.shape, dtype=np.result_type(*[values[d] for d in members]))
+    P = np.arange(m)
+    y[P, P] = np.stack([values[d] for d in members])
+    nb = first.nbytes
+    steps = []
+    for s in range(m - 1):
+        c = (P - s) % m
+        y[(P + 1) % m, c] = y[P, c]
+        steps.append([(members[p], members[(p + 1) % m], nb, f"chunk of device {members[c[p]]}", base)
+                      for p in range(m)])
+    return {d: _unchunked(y[p], ax) for p, d in enumerate(members)}, steps
+
+
 def _halves(a, ax):
     return np.array_split(a, 2, axis=ax)
 
@@ -130,8 +178,7 @@ def gather(values: dict, members: list, ax: int, mode: str, base: int):
         have, steps = line_ag(values, members, base)
         return {d: np.concatenate([have[d][k] for k in members], axis=ax) for d in members}, steps
     if mode == "ring":
-        have, steps = ring_ag(values, members, False)
-        return {d: np.concatenate([have[d][k] for k in members], axis=ax) for d in members}, _tag(steps, base)
+        return ring_ag_array(values, members, ax, base)
     h = {d: _halves(values[d], ax) for d in members}
     have0, s0 = ring_ag({d: h[d][0] for d in members}, members, False)
     have1, s1 = ring_ag({d: h[d][1] for d in members}, members, True)
@@ -143,12 +190,11 @@ def gather(values: dict, members: list, ax: int, mode: str, base: int):
 def scatter(values: dict, members: list, ax: int, mode: str, base: int):
     """ReduceScatter within ``members``: member k ends with chunk k of the group's sum (along ``ax``)."""
     m = len(members)
+    if mode == "ring":
+        return ring_rs_array(values, members, ax, base)
     split = {d: np.split(values[d], m, axis=ax) for d in members}
     if mode == "line":
         return line_rs(split, members, base)
-    if mode == "ring":
-        out, steps = ring_rs(split, members, False)
-        return out, _tag(steps, base)
     h = {d: [_halves(c, ax) for c in split[d]] for d in members}
     out0, s0 = ring_rs({d: [c[0] for c in h[d]] for d in members}, members, False)
     out1, s1 = ring_rs({d: [c[1] for c in h[d]] for d in members}, members, True)
@@ -167,4 +213,4 @@ def groups(dims, axis):
     return list(out.values())
 
 
-__all__ = ["ring_ag", "ring_rs", "line_ag", "line_rs", "gather", "scatter", "groups"]
+__all__ = ["ring_ag", "ring_rs", "ring_ag_array", "ring_rs_array", "line_ag", "line_rs", "gather", "scatter", "groups"]

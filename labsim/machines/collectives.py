@@ -45,23 +45,29 @@ class _Run:
         self.op, self.n, self.lk, self.topology = op, n, lk, topology
         self.events: list[Event] = []
         self.now, self.steps = 0.0, 0
+        self._units: dict = {}  # one UnitId per (device, link): thousands of sends share them
+
+    def _unit(self, src, idx):
+        u = self._units.get((src, idx))
+        if u is None:
+            u = self._units[(src, idx)] = UnitId(src, UnitKind.LINK, idx)
+        return u
 
     def step(self, sends):
         """``sends``: (src, dst, nbytes, what, link index) all at once; the step lasts α + max bytes / bw."""
         if not sends:
             return
         d = self.lk.latency + max(s[2] for s in sends) / self.lk.bandwidth
+        t0, t1, copy, ev = self.now, self.now + d, EventKind.COPY, self.events.append
         for src, dst, nb, what, idx in sends:
-            self.events.append(Event(UnitId(src, UnitKind.LINK, idx), what, self.now, self.now + d,
-                                     EventKind.COPY, f"device {src} → " + (dst if isinstance(dst, str) else f"device {dst}"),
-                                     nbytes=int(nb)))
-        self.now += d
+            ev(Event(self._unit(src, idx), what, t0, t1, copy,
+                     f"device {src} → " + (dst if isinstance(dst, str) else f"device {dst}"), nbytes=int(nb)))
+        self.now = t1
         self.steps += 1
 
     def result(self, values):
-        units = [UnitId(i, UnitKind.LINK, 0) for i in range(self.n)]
-        used = {e.unit for e in self.events}
-        units += sorted((u for u in used if u not in units), key=lambda u: (u.chip, u.index))
+        units = [self._unit(i, 0) for i in range(self.n)]  # the same objects the events hold: cheap set look-ups
+        units += [self._units[k] for k in sorted(self._units) if k[1] != 0]
         return Result(self.op, values, Trace(self.events, units=tuple(units) if self.events else ()),
                       self.steps, self.now, self.topology)
 
@@ -143,30 +149,46 @@ def all_gather(shards, axis: int = 0, link="H100 SXM", topology: str = "ring", m
     n = len(arrs)
     grid = _topo(topology, "all_gather", mesh, n, wrap)
     run = _Run("all_gather", n, _link(link), topology)
+    return run.result(_gather(arrs, ax, topology, grid, run))
+
+
+def _gather(arrs, ax, topology, grid, run):
+    n = len(arrs)
     if topology == "switch":
         if n > 1:  # every device sends its shard to every other at once, through its one link
             run.step([(i, (i + 1) % n, arrs[i].nbytes * (n - 1), f"chunk {i} to all", 0) for i in range(n)])
-        return run.result([np.concatenate(arrs, axis=ax) for _ in range(n)])
-    return run.result(_phases("all_gather", arrs, ax, topology, grid, run))
+        return [np.concatenate(arrs, axis=ax) for _ in range(n)]
+    return _phases("all_gather", arrs, ax, topology, grid, run)
 
 
 def reduce_scatter(arrays, axis: int = 0, link="H100 SXM", topology: str = "ring", mesh=None, wrap=None) -> Result:
     """Device ``i`` ends with chunk ``i`` (along ``axis``) of the sum of every device's array."""
-    arrs = _check_shards(arrays, "arrays")
-    _same_shape(arrs, "reduce_scatter")
-    ax = _axis(arrs[0], axis, "reduce_scatter")
+    arrs, ax = _check_rs(arrays, axis, "reduce_scatter")
     n = len(arrs)
-    if arrs[0].shape[ax] % n:
-        raise CollectiveError(f"reduce_scatter: axis {ax} has {arrs[0].shape[ax]} entries, which {n} devices "
-                              f"cannot share equally ({arrs[0].shape[ax]} is not a multiple of {n})")
     grid = _topo(topology, "reduce_scatter", mesh, n, wrap)
     run = _Run("reduce_scatter", n, _link(link), topology)
+    return run.result(_scatter(arrs, ax, topology, grid, run))
+
+
+def _check_rs(arrays, axis, op):
+    arrs = _check_shards(arrays, "arrays")
+    _same_shape(arrs, op)
+    ax = _axis(arrs[0], axis, op)
+    n = len(arrs)
+    if arrs[0].shape[ax] % n:
+        raise CollectiveError(f"{op}: axis {ax} has {arrs[0].shape[ax]} entries, which {n} devices "
+                              f"cannot share equally ({arrs[0].shape[ax]} is not a multiple of {n})")
+    return arrs, ax
+
+
+def _scatter(arrs, ax, topology, grid, run):
+    n = len(arrs)
     if topology == "switch":
         acc = [np.split(a, n, axis=ax) for a in arrs]
         if n > 1:
             run.step([(i, (i + 1) % n, acc[i][0].nbytes * (n - 1), "partial sums to owners", 0) for i in range(n)])
-        return run.result([sum(acc[k][i] for k in range(n)) for i in range(n)])
-    return run.result(_phases("reduce_scatter", arrs, ax, topology, grid, run))
+        return [sum(acc[k][i] for k in range(n)) for i in range(n)]
+    return _phases("reduce_scatter", arrs, ax, topology, grid, run)
 
 
 def all_reduce(arrays, link="H100 SXM", topology: str = "ring", axis: int = 0, mesh=None, wrap=None,
@@ -185,14 +207,10 @@ def all_reduce(arrays, link="H100 SXM", topology: str = "ring", axis: int = 0, m
             run_.step([(i, "switch", a.nbytes, "array into the switch; the sum back", 0) for i, a in enumerate(arrs)])
         total = np.sum(arrs, axis=0)
         return run_.result([total.copy() for _ in arrs])
-    rs = reduce_scatter(arrays, axis=axis, link=link, topology=topology, mesh=mesh, wrap=wrap)
-    ag = all_gather(rs.values, axis=axis, link=link, topology=topology, mesh=mesh, wrap=wrap)
-    shift = rs.time
-    events = list(rs.trace.events) + [Event(e.unit, e.name, e.start + shift, e.end + shift, e.kind, e.detail,
-                                            nbytes=e.nbytes) for e in ag.trace.events]
-    units = tuple(dict.fromkeys(rs.trace.units + ag.trace.units))
-    return Result("all_reduce", ag.values, Trace(events, units=units) if events else Trace(()), rs.steps + ag.steps,
-                  rs.time + ag.time, topology)
+    arrs, ax = _check_rs(arrays, axis, "all_reduce")
+    grid = _topo(topology, "all_reduce", mesh, len(arrs), wrap)
+    run_ = _Run("all_reduce", len(arrs), _link(link), topology)  # one run: ReduceScatter's steps, then AllGather's
+    return run_.result(_gather(_scatter(arrs, ax, topology, grid, run_), ax, topology, grid, run_))
 
 
 def all_to_all(shards, split_axis: int = 0, concat_axis: int = 0, link="H100 SXM", topology: str = "ring",
