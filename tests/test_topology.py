@@ -158,6 +158,7 @@ def test_step_times_closed_forms(n):
     par = col.parallelism
     compute = 6 * P * T / n / PEAK
     ar = lambda b: col.time("all_reduce", b, n, NV, "ring")  # noqa: E731
+    ar_n = lambda b, k: col.time("all_reduce", b, k, NV, "ring")  # noqa: E731
     s = par.step_time("data", P, L, D, T, n)
     assert s.compute == pytest.approx(compute) and s.comm == pytest.approx(ar(2 * P))
     assert s.hidden == pytest.approx(min(ar(2 * P), 2 / 3 * compute))
@@ -173,6 +174,16 @@ def test_step_times_closed_forms(n):
     assert p.comm == pytest.approx(2 * 16 * (NV.latency + x / NV.bandwidth))
     assert p.bubble == pytest.approx(compute * (n - 1) / 16)
     assert p.bubble / (p.compute + p.bubble) == pytest.approx(par.bubble_fraction(n, 16))
+    # n/p pipelines of p = 2 stages: the sends carry T·p/n tokens per pipeline; a stage's gradients are AllReduced
+    if n == 8:
+        q = par.step_time("pipeline", P, L, D, T, n, microbatches=16, stages=2)
+        x2 = T * 2 / n / 16 * D * 2
+        sends, grads = 2 * 16 * (NV.latency + x2 / NV.bandwidth), ar_n(2 * P / 2, n // 2)
+        assert q.comm == pytest.approx(sends + grads)
+        assert q.hidden == pytest.approx(min(sends, compute) + min(grads, 2 / 3 * compute))
+        assert q.bubble == pytest.approx(compute / 16)
+    with pytest.raises(col.CollectiveError, match="stages = 64 must be at most layers = 32"):
+        par.step_time("pipeline", P, L, D, T, 64)
     e = par.step_time("expert", P, L, D, T, n, top_k=2)
     assert e.comm == pytest.approx(4 * L * col.time("all_to_all", T / n * 2 * D * 2, n, NV))
     assert [r.strategy for r in par.compare(P, L, D, T, n)] == list(par.STRATEGIES)

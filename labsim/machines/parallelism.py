@@ -18,11 +18,14 @@ labsim's model (a simplification, stated as labsim's; the formulas are the tests
 | ``data`` | ``6PT/n`` | AllReduce of the gradients, ``P·b`` | up to the backward pass, ``2/3`` of compute |
 | ``fsdp`` | ``6PT/n`` | AllGather ``P·b`` (forward), again (backward), ReduceScatter ``P·b`` | all but the first layer's AllGather, up to compute |
 | ``tensor`` | ``6PT/n`` | 4 AllReduces per layer of the activations, ``T·d·b`` | none: each sits between two dependent products |
-| ``pipeline`` | ``6PT/n`` + bubble | ``2m`` sends of ``T/m·d·b`` between stages | up to compute; the bubble ``(p−1)/(m+p−1)`` of the step is idle |
+| ``pipeline`` | ``6PT/n`` + bubble | ``2m`` sends of ``(T·p/n)/m·d·b`` between stages | up to compute; the bubble ``(p−1)/(m+p−1)`` of the step is idle |
 | ``expert`` | ``6PT/n`` | 4 AllToAlls per layer of ``T/n·k·d·b`` per device | none: the tokens must arrive before their expert runs |
 
-Pipeline: ``p = n`` stages and ``m`` microbatches (GPipe {huang2019gpipe}): every device idles for
-``p−1`` of ``m+p−1`` slots, a bubble of ``compute·(p−1)/m``. Expert parallelism (GShard
+Pipeline: ``p`` stages (``stages``, all ``n`` devices by default; at most one stage per layer) and ``m``
+microbatches (GPipe {huang2019gpipe}): every device idles for ``p−1`` of ``m+p−1`` slots, a bubble of
+``compute·(p−1)/m``. With ``n > p`` the ``n/p`` pipelines are data-parallel copies: each pipeline takes
+``T·p/n`` tokens, and an AllReduce of a stage's gradients (``P·b/p``) among the copies joins the sends,
+hidden like data parallelism's. Expert parallelism (GShard
 {lepikhin2021gshard}): one expert per device, each token sent to ``k`` experts and back (dispatch and
 combine, forward and backward). A point-to-point send of ``X`` bytes is charged as an AllGather of
 ``2X`` on two devices (``α + X/bw``).
@@ -78,7 +81,7 @@ def _positive(v, name):
 def step_time(strategy: str, params: float, layers: int, d_model: int, tokens: float, devices: int,
               chip="H100 SXM", link=None, topology: str = "ring", comm: Callable | None = None,
               microbatches: int = 8, top_k: int = 2, bytes_per_value: float = 2, dtype: str = "bfloat16",
-              latency: float | None = None) -> StepTime:
+              latency: float | None = None, stages: int | None = None) -> StepTime:
     """One training step of a transformer of ``params`` parameters (used per token), ``layers`` layers of
     width ``d_model``, on ``tokens`` tokens, split over ``devices`` by ``strategy`` (see the module
     docstring). ``link`` defaults to the chip's ``chip_link``; ``comm(op, nbytes, n)`` replaces the
@@ -114,11 +117,18 @@ def step_time(strategy: str, params: float, layers: int, d_model: int, tokens: f
         t = 4 * layers * comm("all_reduce", tokens * d_model * b, n)
         what = f"4 AllReduces of the activations per layer ({tokens * d_model * b / 1e6:.3g} MB each)"
     elif strategy == "pipeline":
-        x = tokens / m * d_model * b
-        t = 2 * m * comm("all_gather", 2 * x, 2)
-        hidden = min(t, compute)
-        bubble = compute * (n - 1) / m
-        what = f"{2 * m} sends of a microbatch's activations ({x / 1e6:.3g} MB) to the next stage"
+        p = n if stages is None else _count(stages, "stages")
+        if p > layers or n % p:
+            raise CollectiveError(f"pipeline: stages = {p} must be at most layers = {layers} and divide "
+                                  f"devices = {n}")
+        x = tokens * p / n / m * d_model * b
+        sends = 2 * m * comm("all_gather", 2 * x, 2) if p > 1 else 0.0
+        grads = comm("all_reduce", params * b / p, n // p) if n > p else 0.0
+        t = sends + grads
+        hidden = min(sends, compute) + min(grads, compute * 2 / 3)
+        bubble = compute * (p - 1) / m
+        what = f"{2 * m} sends of a microbatch's activations ({x / 1e6:.3g} MB) to the next stage" + \
+            (f"; AllReduce of a stage's gradients over {n // p} pipelines" if n > p else "")
     else:  # expert
         per_device = tokens / n * k * d_model * b
         t = 4 * layers * comm("all_to_all", per_device, n)
