@@ -203,3 +203,40 @@ def test_step_time_with_a_hierarchy_and_bad_input():
         par.step_time("data", P, L, D, 0, 8)
     with pytest.raises(col.CollectiveError, match="microbatches must be a whole number"):
         par.step_time("pipeline", P, L, D, T, 8, microbatches=0)
+
+
+# ----------------------------------------------------------------------------------------------- figures
+def test_topology_curves_stop_the_switch_at_one_node():
+    from labsim import viz
+    c = viz.collectives.topology_curves("H100 SXM", "all_reduce", 1e9)
+    xs, ts, built = c["one node: NVSwitch"]
+    assert max(xs) == 8 and built
+    xs, ts, built = c["nodes of 8 joined by 400 Gb/s networking"]
+    assert xs[0] == 8 and xs[-1] == 256 and built
+    assert ts == [col.node_time("all_reduce", 1e9, n) for n in xs]
+    assert not c["one NVLink switch for all (no H100 system)"][2]
+    assert "one node: NVSwitch adds (NVLS)" not in viz.collectives.topology_curves("H100 SXM", "all_gather", 1e9)
+    v = viz.collectives.topology_curves("TPU v5e", "all_reduce", 1e9)
+    xs, mesh_t, _ = v["slice as built: mesh, wraparound only on axes of 16"]
+    _, torus_t, built = v["torus on every axis (only 16 × 16 has it)"]
+    assert not built
+    assert mesh_t[xs.index(16)] == pytest.approx(2 * torus_t[xs.index(16)])  # 4×4: no wraparound
+    assert mesh_t[-1] == pytest.approx(torus_t[-1])  # 16×16: the pod's torus
+    with pytest.raises(ValueError, match="chip='B200'"):
+        viz.collectives.topology_curves("B200", "all_reduce", 1e9)
+    fig = viz.collectives.cost_figure("H100 SXM", "all_reduce", 256, 10)
+    assert [t.name for t in fig.data] == list(viz.collectives.topology_curves("H100 SXM", "all_reduce", 1).keys())
+
+
+def test_fsdp_and_parallelism_figures():
+    from labsim import viz
+    fig = viz.collectives.fsdp_figure(10_000, 4, 2, 2, 800)
+    bars = [t for t in fig.data if t.type == "bar"]
+    assert len(bars) == 5 and all(len(b.y) == 8 for b in bars)
+    rows = col.fsdp_timeline(10_000, 4, 2, 2, 800)
+    stacked = [sum(b.y[i] for b in bars) for i in range(8)]
+    assert stacked == pytest.approx([r["total"] / 1e9 for r in rows])
+    steps = col.parallelism.compare(P, L, D, T, 8)
+    fig = viz.collectives.parallelism_figure(steps, "t")
+    exposed = {t.name: t for t in fig.data}["communication exposed (adds to the step)"]
+    assert list(exposed.x) == pytest.approx([s.exposed * 1e3 for s in steps[::-1]])
