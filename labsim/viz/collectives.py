@@ -190,7 +190,7 @@ def fsdp_figure(params: int, layers: int, devices: int, bytes_per_param: float =
     fig = go.Figure(data)
     fig.update_layout(barmode="stack", bargap=0.1)
     fig.update_xaxes(title="step: F = forward, B = backward, then the layer", tickangle=0,
-                     tickvals=[x[0], x[layers - 1], x[layers], x[-1]])
+                     tickvals=[x[0], x[layers // 2], x[layers + layers // 2], x[-1]])
     fig.update_yaxes(title="GB per device", rangemode="tozero")
     return style(fig, title=title or f"FSDP on {devices} devices (labsim)", height=400)
 
