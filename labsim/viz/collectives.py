@@ -10,7 +10,6 @@ orange arrows ("memory": bytes moving); the other ring links are light grey ("id
 """
 from __future__ import annotations
 
-import copy
 import math
 
 import plotly.graph_objects as go
@@ -113,7 +112,7 @@ def ring_frames(n: int = 4, op: str = "all_reduce") -> list:
                          text=[f"GPU {i}" for i in range(n)], textposition="middle center",
                          marker=dict(size=44, color="white", line=dict(color=ROLE["host"], width=2)),
                          textfont=dict(size=11), hoverinfo="skip", showlegend=False))
-        frames.append(go.Figure({"data": data, "layout": copy.deepcopy(layout)}, _validate=False))
+        frames.append(go.Figure({"data": data, "layout": layout}, _validate=False))  # go.Figure copies it
     return frames
 
 
