@@ -10,6 +10,11 @@ not what a program reaches (that needs the collectives of the many-chip chapter)
 ``book/references.bib``). Where a vendor's rack uses a variant of a chip that labsim has no preset
 for (the GPUs of a GB200 NVL72 are not sold as the DGX B200's parts), ``notes`` says which preset
 stands in for it: the aggregates are then labsim's approximation, not the vendor's figure.
+
+The many-chip chapter adds two facts of wiring. A TPU pod's ``ici_axes`` and ``wrap_multiple`` say
+which axes of a slice have wraparound links (:meth:`System.wrap`: a v5e 4 × 4 slice has none, the
+16 × 16 pod both). ``NODES`` holds GPU nodes whose NVLink domain ends at the node, with the link each
+GPU has to the network beyond it (``scale_out``, ``SCALE_OUT_400G``: 400 Gb/s per GPU on a DGX H100).
 """
 from __future__ import annotations
 
