@@ -46,6 +46,7 @@ class _Run:
         self.events: list[Event] = []
         self.now, self.steps = 0.0, 0
         self._units: dict = {}  # one UnitId per (device, link): thousands of sends share them
+        self._paths: dict = {}  # "device 3 → device 4", made once per pair
 
     def _unit(self, src, idx):
         u = self._units.get((src, idx))
@@ -59,9 +60,13 @@ class _Run:
             return
         d = self.lk.latency + max(s[2] for s in sends) / self.lk.bandwidth
         t0, t1, copy, ev = self.now, self.now + d, EventKind.COPY, self.events.append
+        units, paths = self._units, self._paths
         for src, dst, nb, what, idx in sends:
-            ev(Event(self._unit(src, idx), what, t0, t1, copy,
-                     f"device {src} → " + (dst if isinstance(dst, str) else f"device {dst}"), nbytes=int(nb)))
+            u = units.get((src, idx)) or self._unit(src, idx)
+            path = paths.get((src, dst))
+            if path is None:
+                path = paths[(src, dst)] = f"device {src} → " + (dst if isinstance(dst, str) else f"device {dst}")
+            ev(Event(u, what, t0, t1, copy, path, nbytes=int(nb)))
         self.now = t1
         self.steps += 1
 
@@ -280,5 +285,5 @@ def ring_schedule(op: str, n: int) -> list[list[tuple[int, int, int]]]:
 
 
 __all__ = ["OPS", "TOPOLOGIES", "NAMES", "CollectiveError", "Result", "MatmulPlan", "time", "ring_time",
-           "switch_time", "grid_time", "wraps", "hierarchical_time", "node_time", "parallelism", "all_gather", "reduce_scatter", "all_reduce",
-           "all_to_all", "run", "ring_schedule", "shard", "matmul", "fsdp_timeline", "fsdp_memory", "fsdp_peak"]
+           "switch_time", "grid_time", "wraps", "hierarchical_time", "node_time", "parallelism", "all_gather",
+           "reduce_scatter", "all_reduce", "all_to_all", "run", "ring_schedule", "shard", "matmul", "fsdp_timeline", "fsdp_memory", "fsdp_peak"]

@@ -13,13 +13,18 @@ labsim's model (a simplification, stated as labsim's; the formulas are the tests
   ``topology``, or the function ``comm(op, nbytes, n)`` you give, e.g. a hierarchy of nodes). ``b`` is
   bytes per value (bf16: 2).
 
-| strategy | compute per device | communication per step | hidden behind compute |
-| --- | --- | --- | --- |
-| ``data`` | ``6PT/n`` | AllReduce of the gradients, ``P·b`` | up to the backward pass, ``2/3`` of compute |
-| ``fsdp`` | ``6PT/n`` | AllGather ``P·b`` (forward), again (backward), ReduceScatter ``P·b`` | all but the first layer's AllGather, up to compute |
-| ``tensor`` | ``6PT/n`` | 4 AllReduces per layer of the activations, ``T·d·b`` | none: each sits between two dependent products |
-| ``pipeline`` | ``6PT/n`` + bubble | ``2m`` sends of ``(T·p/n)/m·d·b`` between stages | up to compute; the bubble ``(p−1)/(m+p−1)`` of the step is idle |
-| ``expert`` | ``6PT/n`` | 4 AllToAlls per layer of ``T/n·k·d·b`` per device | none: the tokens must arrive before their expert runs |
+Per strategy: compute per device, communication per step, and what of it hides behind compute.
+
+* ``data``: ``6PT/n``; AllReduce of the gradients, ``P·b``; hidden up to the backward pass, ``2/3`` of
+  compute.
+* ``fsdp``: ``6PT/n``; AllGather of ``P·b`` (forward), again (backward), ReduceScatter of ``P·b``; all
+  but the first layer's AllGather hides, up to compute.
+* ``tensor``: ``6PT/n``; 4 AllReduces per layer of the activations, ``T·d·b``; none hides: each sits
+  between two dependent products.
+* ``pipeline``: ``6PT/n`` plus the bubble; ``2m`` sends of ``(T·p/n)/m·d·b`` between stages, hidden up
+  to compute; the bubble ``(p−1)/(m+p−1)`` of the step is idle.
+* ``expert``: ``6PT/n``; 4 AllToAlls per layer of ``T/n·k·d·b`` per device; none hides: the tokens must
+  arrive before their expert runs.
 
 Pipeline: ``p`` stages (``stages``, all ``n`` devices by default; at most one stage per layer) and ``m``
 microbatches (GPipe {huang2019gpipe}): every device idles for ``p−1`` of ``m+p−1`` slots, a bubble of

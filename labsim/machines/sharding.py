@@ -125,7 +125,8 @@ def fsdp_timeline(params: int, layers: int, devices: int, bytes_per_param: float
 
 
 def fsdp_memory(params: int, layers: int, devices: int, bytes_per_param: float = 2, activations: float = 0,
-                temporaries: float = 0, prefetch: bool = True, grad_bytes_per_param: float | None = None) -> list[float]:
+                temporaries: float = 0, prefetch: bool = True,
+                grad_bytes_per_param: float | None = None) -> list[float]:
     """Total bytes on one device at each of the ``2·layers`` steps of :func:`fsdp_timeline` (forward, then
     backward from the last layer). With ``prefetch`` the forward holds the shard and two full layers; the
     backward adds the running layer's gradient buffer."""
