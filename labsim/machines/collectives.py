@@ -286,4 +286,5 @@ def ring_schedule(op: str, n: int) -> list[list[tuple[int, int, int]]]:
 
 __all__ = ["OPS", "TOPOLOGIES", "NAMES", "CollectiveError", "Result", "MatmulPlan", "time", "ring_time",
            "switch_time", "grid_time", "wraps", "hierarchical_time", "node_time", "parallelism", "all_gather",
-           "reduce_scatter", "all_reduce", "all_to_all", "run", "ring_schedule", "shard", "matmul", "fsdp_timeline", "fsdp_memory", "fsdp_peak"]
+           "reduce_scatter", "all_reduce", "all_to_all", "run", "ring_schedule", "shard", "matmul", "fsdp_timeline",
+           "fsdp_memory", "fsdp_peak"]
