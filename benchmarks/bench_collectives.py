@@ -35,7 +35,7 @@ def runs_table():
                 t, r = best(lambda: col.run(op, arrays, link="H100 SXM", topology=topo))
                 rows.append([f"{col.NAMES[op]} {topo}", f"{n}", f"{elems * 4 / 2**20:.2f}", f"{r.steps}",
                              f"{len(r.trace.events):,}", f"{r.time * 1e6:,.1f}", f"{t:.3f}"])
-    for topo, mesh in (("bidir_ring", None), ("torus", (8, 8)), ("torus", (4, 4, 4))):
+    for topo, mesh in (("bidir_ring", None), ("torus", (8, 8)), ("mesh", (8, 8)), ("torus", (4, 4, 4))):
         arrays = [rng.standard_normal(1 << 16).astype(np.float32) for _ in range(64)]
         t, r = best(lambda: col.all_reduce(arrays, link="TPU v5e", topology=topo, mesh=mesh))
         rows.append([f"AllReduce {topo}{'' if mesh is None else ' ' + 'x'.join(map(str, mesh))}", "64", "0.25",

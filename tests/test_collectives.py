@@ -151,8 +151,8 @@ def test_bad_input_errors():
         col.reduce_scatter([np.ones(10)] * 3, link=LINK)
     with pytest.raises(col.CollectiveError, match="n must be a whole number of devices >= 1"):
         col.time("all_reduce", 10, 0, LINK)
-    with pytest.raises(col.CollectiveError, match="unknown topology 'mesh'"):
-        col.time("all_reduce", 10, 4, LINK, "mesh")
+    with pytest.raises(col.CollectiveError, match="unknown topology .hypercube."):
+        col.time("all_reduce", 10, 4, LINK, "hypercube")
     with pytest.raises(col.CollectiveError, match="device 1 holds shape"):
         col.all_gather([np.ones(3), np.ones(4)], link=LINK)
     with pytest.raises(col.CollectiveError, match="needs mesh"):
@@ -189,17 +189,37 @@ def test_shard_and_matmul_rules():
 
 
 def test_fsdp_memory_closed_form():
-    """Peak = P·b/D + P·b/L + activations + temporaries, reached at the last layer."""
-    P, L, D = 1_000_000, 10, 8
-    mem = col.fsdp_memory(P, L, D, 2, activations=5000, temporaries=100)
-    assert len(mem) == L
-    assert mem[0] == pytest.approx(P * 2 / 8 + P * 2 / 10 + 500 + 100)
-    assert col.fsdp_peak(P, L, D, 2, 5000, 100) == pytest.approx(P * 2 / 8 + P * 2 / 10 + 5000 + 100)
+    """Forward, layer l < L−1: P·b/D + 2·P·b/L (the running layer and the prefetched next one) +
+    (l+1)/L·activations + temporaries; the last forward layer holds one layer. Backward, layer l: the
+    same two layers (one at l = 0) + a gradient buffer of P·b/L + gradient shards of the L−1−l layers
+    done + (l+1)/L·activations. The peak is the first backward step (P·b/D + 3·P·b/L + activations +
+    temporaries) when activations dominate, one of the last when the gradient shards do."""
+    P, L, D, A, T = 1_000_000, 10, 8, 5000, 100
+    mem = col.fsdp_memory(P, L, D, 2, activations=A, temporaries=T)
+    assert len(mem) == 2 * L
+    shard, layer = P * 2 / D, P * 2 / L
+    assert mem[0] == pytest.approx(shard + 2 * layer + A / L + T)
+    assert mem[L - 1] == pytest.approx(shard + layer + A + T)  # nothing left to prefetch
+    assert mem[L] == pytest.approx(shard + 2 * layer + layer + A + T)  # backward of the last layer
+    assert mem[-1] == pytest.approx(shard + layer + layer + P * 2 / D * (L - 1) / L + A / L + T)
+    assert col.fsdp_peak(P, L, D, 2, A, T) == max(mem) == mem[-2]  # layer 1: still two layers resident
+    big = 10_000_000
+    assert col.fsdp_peak(P, L, D, 2, big, T) == pytest.approx(shard + 3 * layer + big + T)
+    # without prefetch one layer is resident: the old "shard + one layer" holds only then
+    no = col.fsdp_memory(P, L, D, 2, activations=A, temporaries=T, prefetch=False)
+    assert no[0] == pytest.approx(shard + layer + A / L + T)
+    assert col.fsdp_peak(P, L, D, 2, big, T, prefetch=False) == pytest.approx(shard + 2 * layer + big + T)
+    rows = col.fsdp_timeline(P, L, D, 2, A, T)
+    assert [r["phase"] for r in rows] == ["forward"] * L + ["backward"] * L
+    assert [r["layer"] for r in rows[L:]] == list(range(L - 1, -1, -1))
+    assert all(r["total"] == pytest.approx(m) for r, m in zip(rows, mem))
     cfg = ls.llm.PRESETS["LLaMA-2-7B"]
     P = ls.llm.param_count(cfg)
-    assert col.fsdp_peak(P, cfg.n_layers, 8) < P * 2 / 4  # far below the replicated 2 bytes/param
+    assert col.fsdp_peak(P, cfg.n_layers, 8) < (P * 2 + P * 2) / 4  # far below replicated weights + gradients
     with pytest.raises(col.CollectiveError, match="layers must be"):
         col.fsdp_memory(P, 0, 8)
+    with pytest.raises(col.CollectiveError, match="activations must be >= 0"):
+        col.fsdp_memory(P, 4, 8, activations=-1)
 
 
 def test_ring_drawing_frames():

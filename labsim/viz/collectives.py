@@ -1,4 +1,7 @@
-"""Drawings of collectives (chapter 12): a ring AllReduce step by step, read from ``ring_schedule``.
+"""Drawings of collectives (chapter 12): a ring AllReduce step by step (read from ``ring_schedule``), the
+time of a collective against the device count on each chip's real topology (``topology_curves``,
+``cost_figure``), FSDP's memory step by step (``fsdp_figure``) and compute against communication for
+each kind of parallelism (``parallelism_figure``).
 
 Each device is a node on a circle with its ``n`` chunks in a row beside it. A chunk's colour says how
 many devices' contributions it holds: only the device's own ("data", yellow), a partial sum ("vector",
@@ -7,12 +10,14 @@ orange arrows ("memory": bytes moving); the other ring links are light grey ("id
 """
 from __future__ import annotations
 
-import copy
 import math
 
 import plotly.graph_objects as go
 
+from ..hardware import PRESETS
+from ..hardware.systems import NODES, SYSTEMS
 from ..machines import collectives as col
+from ..machines import parallelism as par
 from .palette import ROLE
 from .plots import style
 
@@ -107,8 +112,108 @@ def ring_frames(n: int = 4, op: str = "all_reduce") -> list:
                          text=[f"GPU {i}" for i in range(n)], textposition="middle center",
                          marker=dict(size=44, color="white", line=dict(color=ROLE["host"], width=2)),
                          textfont=dict(size=11), hoverinfo="skip", showlegend=False))
-        frames.append(go.Figure({"data": data, "layout": copy.deepcopy(layout)}, _validate=False))
+        frames.append(go.Figure({"data": data, "layout": layout}, _validate=False))  # go.Figure copies it
     return frames
 
 
-__all__ = ["ring_frames", "ring_steps"]
+DEVICES = (2, 4, 8, 16, 32, 64, 128, 256)
+#: TPU v5e slice shapes (How to Scale Your Model, "How to Think About TPUs"): 2D, at most 16 × 16
+V5E_SLICES = {2: (2,), 4: (2, 2), 8: (2, 4), 16: (4, 4), 32: (4, 8), 64: (8, 8), 128: (8, 16), 256: (16, 16)}
+
+
+def topology_curves(chip: str, op: str, nbytes: float, latency: float = 0.0) -> dict:
+    """Time (s) of ``op`` against the device count on ``chip``'s systems: name -> (devices, times, built).
+
+    H100 SXM: one DGX H100 node (NVSwitch, up to 8 GPUs; AllReduce also with NVLS), then nodes of 8
+    joined by the 400 Gb/s network (``collectives.node_time``), and, not built, one switch for all.
+    TPU v5e: its slices (``V5E_SLICES``) with wraparound only on axes of 16, and, not built below
+    16 × 16, a torus on every axis. ``built`` is False for the curves no real system has."""
+    if chip == "H100 SXM":
+        node = NODES["DGX H100"]
+        link = node.preset.chip_link
+        inside = [n for n in DEVICES if n <= node.size]
+        out = {"one node: NVSwitch": (inside, [col.node_time(op, nbytes, n, latency=latency) for n in inside], True)}
+        if op == "all_reduce":
+            out["one node: NVSwitch adds (NVLS)"] = (
+                inside, [col.node_time(op, nbytes, n, nvls=True, latency=latency) for n in inside], True)
+        across = [n for n in DEVICES if n >= node.size]
+        out["nodes of 8 joined by 400 Gb/s networking"] = (
+            across, [col.node_time(op, nbytes, n, latency=latency) for n in across], True)
+        out["one NVLink switch for all (no H100 system)"] = (
+            list(DEVICES), [col.time(op, nbytes, n, link, "switch", latency=latency) for n in DEVICES], False)
+        return out
+    if chip == "TPU v5e":
+        pod, link = SYSTEMS["TPU v5e pod"], PRESETS["TPU v5e"].chip_link
+        built = [col.time(op, nbytes, None, link, "mesh", mesh=V5E_SLICES[n], wrap=pod.wrap(V5E_SLICES[n]),
+                          latency=latency) for n in DEVICES]
+        torus = [col.time(op, nbytes, None, link, "torus", mesh=V5E_SLICES[n], latency=latency) for n in DEVICES]
+        return {"slice as built: mesh, wraparound only on axes of 16": (list(DEVICES), built, True),
+                "torus on every axis (only 16 × 16 has it)": (list(DEVICES), torus, False)}
+    raise ValueError(f"topology_curves draws 'H100 SXM' or 'TPU v5e', got chip={chip!r}")
+
+
+_CURVE_STYLE = [("memory", "solid", "circle", 10), ("match", "dash", "diamond-open", 12),
+                ("compute", "solid", "square", 8), ("host", "dot", "x-open", 10)]
+
+
+def cost_figure(chip: str = "H100 SXM", op: str = "all_reduce", megabytes: float = 1024, latency_us: float = 0):
+    """Log-log time of ``op`` on ``megabytes`` MB against the device count, one curve per system of
+    :func:`topology_curves`; the curves no real system has are dotted grey."""
+    curves = topology_curves(chip, op, megabytes * 1e6, latency_us * 1e-6)
+    data = []
+    for k, (name, (xs, ts, built)) in enumerate(curves.items()):
+        role, dash, symbol, size = _CURVE_STYLE[k] if built else _CURVE_STYLE[3]
+        data.append(go.Scatter(x=xs, y=[t * 1e3 for t in ts], mode="lines+markers", name=name,
+                               line=dict(color=ROLE[role], dash=dash),
+                               marker=dict(symbol=symbol, size=size, line=dict(width=1.5, color=ROLE[role]))))
+    fig = go.Figure(data)
+    fig.update_xaxes(type="log", title="devices", tickvals=list(DEVICES))
+    fig.update_yaxes(type="log", title="time (ms)")
+    return style(fig, title=f"{col.NAMES[op]} of {megabytes:,} MB on {chip}, α = {latency_us} µs per step (labsim)",
+                 height=400)
+
+
+def fsdp_figure(params: int, layers: int, devices: int, bytes_per_param: float = 2, activations: float = 0,
+                title: str = ""):
+    """Stacked bars of one device's bytes at each step of an FSDP forward and backward pass
+    (``collectives.fsdp_timeline``), and a dashed line at the whole model's weights."""
+    rows = col.fsdp_timeline(params, layers, devices, bytes_per_param, activations)
+    x = [f"{'F' if r['phase'] == 'forward' else 'B'}{r['layer'] + 1}" for r in rows]
+    parts = [("shard", "weight shard (kept)", ROLE["data"]), ("gathered", "gathered layers (running + next)",
+                                                                ROLE["memory"]),
+             ("grad_buffer", "gradient buffer (running layer)", ROLE["overhead"]),
+             ("grad_shards", "gradient shards", ROLE["match"]), ("activations", "activations", ROLE["vector"])]
+    data = [go.Bar(x=x, y=[r[k] / 1e9 for r in rows], name=nm, marker_color=c) for k, nm, c in parts]
+    data.append(go.Scatter(x=x, y=[params * bytes_per_param / 1e9] * len(x), mode="lines",
+                           name="all weights on one device (no FSDP)", line=dict(color=ROLE["mismatch"], dash="dash")))
+    fig = go.Figure(data)
+    fig.update_layout(barmode="stack", bargap=0.1)
+    fig.update_xaxes(title="step: F = forward, B = backward, then the layer", tickangle=0,
+                     tickvals=[x[0], x[layers // 2], x[layers + layers // 2], x[-1]])
+    fig.update_yaxes(title="GB per device", rangemode="tozero")
+    return style(fig, title=title or f"FSDP on {devices} devices (labsim)", height=400)
+
+
+def parallelism_figure(steps: list, title: str = ""):
+    """Per strategy (rows), two bars: compute (with the pipeline's bubble) and communication (the part
+    hidden behind compute, then the exposed part that adds to the step), in ms per step."""
+    names = [par.NAMES[s.strategy] for s in steps][::-1]
+    st = steps[::-1]
+    ms = 1e3
+
+    def bar(vals, base, nm, role, group, pattern=""):
+        return go.Bar(y=names, x=[v * ms for v in vals], base=[b * ms for b in base], name=nm, orientation="h",
+                      offsetgroup=group, marker=dict(color=ROLE[role], pattern=dict(shape=pattern)))
+    data = [bar([s.compute for s in st], [0] * len(st), "compute", "compute", "a"),
+            bar([s.bubble for s in st], [s.compute for s in st], "pipeline bubble (idle)", "idle", "a"),
+            bar([s.hidden for s in st], [0] * len(st), "communication hidden behind compute", "match", "b"),
+            bar([s.exposed for s in st], [s.hidden for s in st], "communication exposed (adds to the step)",
+                "mismatch", "b", "/")]
+    fig = go.Figure(data)
+    fig.update_layout(barmode="group", bargap=0.25)
+    fig.update_xaxes(title="ms per training step", rangemode="tozero")
+    return style(fig, title=title, height=380)
+
+
+__all__ = ["ring_frames", "ring_steps", "DEVICES", "V5E_SLICES", "topology_curves", "cost_figure", "fsdp_figure",
+           "parallelism_figure"]
