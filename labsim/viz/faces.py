@@ -13,6 +13,12 @@
 HTML contract (tested by ``tests/test_browser.py``): a ``div.labsim-figure`` with
 ``data-labsim-kind="static|interactive"`` holding ``input.labsim-slider`` controls (interactive only)
 and a ``div.labsim-plot`` with ``role="img"`` and an ``aria-label`` (the alt text).
+
+Captions and alt texts follow the controls: ``caption`` and ``alt`` may be functions of the control
+values. The static face embeds both for every combination (``captions`` and ``alts`` in the JSON
+payload, :mod:`labsim.viz.statichtml`) and its script shows the pair of the values drawn; the live
+face sets them in two HTML widgets under the figure (``caption_widget``; ``alt_widget``, hidden from
+sight, for screen readers) each time a control moves.
 """
 from __future__ import annotations
 
