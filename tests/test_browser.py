@@ -8,6 +8,10 @@ Every page of ``_build/html`` is opened at desktop (1280 px) and phone (390 px) 
 * a ``.labsim-figure`` whose ``.labsim-plot`` has no ``svg.main-svg`` with at least one trace within
   10 s, or (interactive figures) a control (range slider, toggle buttons, dropdown) that does not
   change the plotted data;
+* (interactive figures) after a control moves, a caption or an alt text (the plot's ``aria-label``)
+  that is not exactly the one precomputed for the control values now drawn (the figure's JSON payload,
+  ``captions`` and ``alts``), or a figure none of whose controls changes its caption, or its alt text
+  (a caption that ignores the controls);
 * horizontal scrolling of the page at phone width;
 * a table (labsim's own or a markdown one) with a cell padded less than 4 px on a side; a row taller
   than 100 px; a table wider than its column that neither scrolls nor shows the scroll cue (the
@@ -62,6 +66,24 @@ _PLOT_DRAWN = """(root) => {
 }"""
 
 _PLOT_DATA = "(root) => JSON.stringify(root.querySelector('.labsim-plot').data)"
+
+# The caption and alt text shown, and those the payload holds for the control values drawn (null when
+# the figure has no labsim payload, as the checker's own hand-made figures).
+_TEXTS = """(root) => {
+  const el = root.querySelector('script.labsim-data');
+  if (!el) return null;
+  const data = JSON.parse(el.textContent);
+  const val = (c) => (c.tagName === 'INPUT' || c.tagName === 'SELECT') ? c.value : c.dataset.value;
+  let key = [...root.querySelectorAll('.labsim-control')].map(val).join('_');
+  if (!(key in data.figures)) key = data.initial;
+  const text = (h) => { const t = document.createElement('template'); t.innerHTML = h; return t.content.textContent; };
+  const box = root.closest('.labsim-figure-box');
+  const cap = box && box.querySelector('figcaption .labsim-caption-text');
+  return {key: key, caption: cap ? cap.textContent : null,
+          wantCaption: data.captions && key in data.captions ? text(data.captions[key]) : null,
+          alt: root.querySelector('.labsim-plot').getAttribute('aria-label'),
+          wantAlt: data.alts && key in data.alts ? data.alts[key] : null};
+}"""
 
 _MOVE_SLIDER = """(s) => {
   if (s.tagName === 'SELECT') {
@@ -221,6 +243,22 @@ _TITLE_OVERLAPS = """() => {
 }"""
 
 
+def _text_problems(fid: str, name: str, first: dict, now: dict, changed: dict) -> list[str]:
+    """After control ``name`` moved: the caption and alt text shown must be those precomputed for the
+    key now drawn. Records in ``changed`` whether each differs from the figure's first one."""
+    out = []
+    for what, shown, want in (("caption", now["caption"], now["wantCaption"]), ("alt", now["alt"], now["wantAlt"])):
+        if want is None:
+            out.append(f"figure {fid}: the payload has no {what} for control values {now['key']}")
+        elif shown is None:
+            out.append(f"figure {fid}: no {what} is shown (a figure with controls needs a caption)")
+        elif shown != want:
+            out.append(f"figure {fid}: after moving {name!r} the {what} is {(shown or '')[:70]!r}, "
+                       f"not {want[:70]!r} (values {now['key']})")
+        changed[what] = changed[what] or shown != first[what]
+    return out
+
+
 def _slug(page: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", page.removesuffix(".html"))
 
@@ -285,6 +323,8 @@ def check_page(browser, base_url: str, page: str, *, viewport: dict, screenshot:
             inputs = fig.locator("input.labsim-slider, .labsim-control:not(input)")
             if inputs.count() == 0:
                 rep.problems.append(f"interactive figure {fid} has no control (.labsim-control)")
+            first = handle.evaluate(_TEXTS)
+            changed = {"caption": False, "alt": False}
             for j in range(inputs.count()):
                 rep.sliders += 1
                 slider = inputs.nth(j)
@@ -296,6 +336,12 @@ def check_page(browser, base_url: str, page: str, *, viewport: dict, screenshot:
                                          arg=[handle, before], timeout=SLIDER_TIMEOUT_MS)
                 except Exception:  # noqa: BLE001
                     rep.problems.append(f"figure {fid}: moving control {name!r} did not change the plot")
+                if first is not None:
+                    rep.problems += [p for p in _text_problems(fid, name, first, handle.evaluate(_TEXTS), changed)
+                                     if p not in rep.problems]
+            if first is not None and inputs.count():
+                rep.problems += [f"figure {fid}: no control changes its {what}" for what in ("caption", "alt")
+                                 if not changed[what]]
 
         rep.problems += pg.evaluate(_TITLE_OVERLAPS)
         rep.problems += pg.evaluate(_GRAPH_LABELS, MIN_LABEL_PX)
@@ -494,13 +540,45 @@ def test_checker_moves_toggles_and_dropdowns_of_a_real_figure(site, browser, tmp
     monkeypatch.setenv("LABSIM_BOOK", "1")
     names = [f"c{i}" for i in range(6)]
     fig = lv.interactive(lambda mode, chip: go.Figure(go.Bar(x=[chip], y=[1 + names.index(chip) + (mode == "b")])),
-                         {"mode": ["a", "b"], "chip": names}, alt="bars", caption="A test figure")
+                         {"mode": ["a", "b"], "chip": names}, alt=lambda mode, chip: f"bars of {chip} in mode {mode}",
+                         caption=lambda mode, chip: f"The {chip}'s bar, mode {mode} & <more>")
     page = "book/intro.html"
     _copy_page_with(tmp_path, site, page, fig.to_html())
     with serve_directory(tmp_path) as url:
         rep = check_page(browser, url, page, viewport=DESKTOP)
     assert rep.figures == 1 and rep.sliders == 2, rep
     assert rep.problems == [], rep
+
+
+def test_checker_reports_captions_that_do_not_follow_the_controls(site, browser, tmp_path, monkeypatch):
+    """A caption fixed for every control value, and the old page script (it looked the caption up before
+    the caption existed, so the caption never changed): the checker reports both."""
+    import plotly.graph_objects as go
+    import labsim.viz as lv
+
+    monkeypatch.setenv("LABSIM_BOOK", "1")
+
+    def make(n):
+        return go.Figure(go.Bar(x=list(range(n)), y=[n] * n))
+
+    fixed = lv.interactive(make, {"n": [1, 2, 3]}, alt=lambda n: lv.plural(n, "bar"), caption="Some bars")
+    stale = lv.interactive(make, {"n": [1, 2, 3]}, alt=lambda n: lv.plural(n, "bar"),
+                           caption=lambda n: f"{lv.plural(n, 'bar')} in a row").to_html()
+    assert "cap = caption();" in stale
+    stale = stale.replace("cap = caption();", "cap = null;")  # the caption is never updated
+    page = "book/intro.html"
+    _copy_page_with(tmp_path, site, page, fixed.to_html().replace("lsfig-", "lsfig-fixed-")
+                    + stale.replace("lsfig-", "lsfig-stale-"))
+    with serve_directory(tmp_path) as url:
+        rep = check_page(browser, url, page, viewport=DESKTOP)
+    text = "\n".join(rep.problems)
+    assert rep.figures == 2, rep
+    assert re.search(r"figure lsfig-fixed-\w+: no control changes its caption", text), text
+    assert len([p for p in rep.problems if "lsfig-fixed" in p]) == 1, text
+    assert re.search(r"figure lsfig-stale-\w+: after moving 'n' the caption is '2 bars in a row', "
+                     r"not '3 bars in a row'", text), text
+    assert re.search(r"figure lsfig-stale-\w+: no control changes its caption", text), text
+    assert "alt" not in text, text  # both figures' alt texts follow the controls
 
 
 def test_checker_reports_a_graph_with_tiny_labels(site, browser, tmp_path):

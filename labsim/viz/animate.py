@@ -22,8 +22,8 @@ import html
 import json
 from typing import Any, Callable, Mapping, Sequence
 
-from .faces import (Figure, Interactive, _caption, _fig_json, _HTMLText, _live_caption, _static_html,
-                    figure_problem, in_book, shared_ranges, _apply_ranges, _extents)
+from .faces import (Figure, Interactive, _caption, _fig_json, _static_html, figure_problem, in_book,
+                    shared_ranges, _apply_ranges, _extents)
 
 MAX_STEPS = 120
 
@@ -168,10 +168,11 @@ class Animation(Interactive):
         return base
 
     def to_html(self) -> str:
-        figures, caps = {}, {}
+        figures, caps, alts = {}, {}, {}
         all_frames, all_params = {}, {}
         for key, params in self._combos():
             all_params[key] = params
+            alts[key] = self.alt_text(**params)
             try:
                 frames = self.frames_for(**params)
             except Exception as e:
@@ -189,8 +190,8 @@ class Animation(Interactive):
         initial, controls = self._static_controls()
         if self._no_controls:
             controls = []
-        return _static_html(figures, initial, self.alt_text(**self._params(self.params)), controls,
-                            captions=caps, name=self.name, height=(frames[0].layout.height or 360) + 110)
+        return _static_html(figures, initial, self.alt_text(**self.params), controls, captions=caps, alts=alts,
+                            name=self.name, height=(frames[0].layout.height or 360) + 110)
 
     def alt_text(self, **params) -> str:
         return self.alt(**self._params(params)) if callable(self.alt) else self.alt
@@ -239,6 +240,7 @@ class Animation(Interactive):
             out = w.Output()
             msg = w.HTML()
             controls = [] if self._no_controls else self._live_controls(w)
+            texts = self._live_texts(w)
             n = len(self.frames_for(**self.params))
             play = w.Play(value=0, min=0, max=n - 1, step=1, interval=self.frame_ms, description="play")
             step = w.IntSlider(value=0, min=0, max=n - 1, description=self.step_label,
@@ -254,8 +256,6 @@ class Animation(Interactive):
                 with out:
                     out.clear_output(wait=True)
                     display(Figure(self._ready(**self.params)[i], self.alt_text(**self.params)))
-                    if self.caption:
-                        display(_HTMLText(_live_caption(self.caption)))
 
             def on_control(change):
                 new = {k: s.value for k, s in self.controls.items()}
@@ -268,6 +268,7 @@ class Animation(Interactive):
                 self.error, msg.value = None, ""
                 self.params = {**self.params, **new}
                 self.caption = _caption(self.caption_spec, _copy(frames[0]), self._params(self.params))
+                self._show_texts()
                 play.max = step.max = len(frames) - 1
                 step.value = min(step.value, step.max)
                 draw()
@@ -278,7 +279,7 @@ class Animation(Interactive):
             self._on_change = on_control
             self._draw = draw
             draw()
-            self._widget = w.VBox([*controls, w.HBox([play, step]), msg, out],
+            self._widget = w.VBox([*controls, w.HBox([play, step]), msg, out, *texts],
                                   layout=w.Layout(border="1px solid #DDDDDD", padding="6px"))
         return self._widget
 

@@ -13,19 +13,28 @@
 HTML contract (tested by ``tests/test_browser.py``): a ``div.labsim-figure`` with
 ``data-labsim-kind="static|interactive"`` holding ``input.labsim-slider`` controls (interactive only)
 and a ``div.labsim-plot`` with ``role="img"`` and an ``aria-label`` (the alt text).
+
+Captions and alt texts follow the controls: ``caption`` and ``alt`` may be functions of the control
+values. The static face embeds both for every combination (``captions`` and ``alts`` in the JSON
+payload, :mod:`labsim.viz.statichtml`) and its script shows the pair of the values drawn; the live
+face sets them in two HTML widgets under the figure (``caption_widget``; ``alt_widget``, hidden from
+sight, for screen readers) each time a control moves.
 """
 from __future__ import annotations
 
 import copy
 import html
 import itertools
-import json
 import math
 import numbers
 import os
 import re
-import uuid
 from typing import Any, Callable, Mapping, Sequence
+
+# re-exported: the static face's HTML and the shared axes moved to their own modules
+from .axes import _apply_ranges, _extents, _has_strings, _numbers, axis_info, share_axes, shared_ranges  # noqa: F401
+from .statichtml import (CONTROL_KINDS, TOGGLE_MAX, _control_html, _figure_wrap, _SCRIPT,  # noqa: F401
+                         _static_html, control_kind, min_width)
 
 MAX_STATIC_FRAMES = 96
 
@@ -39,129 +48,6 @@ def _fig_json(fig) -> str:
     import plotly.io as pio
     return pio.to_json(fig, validate=False, remove_uids=True, pretty=False).replace("</", "<\\/")
 
-
-_SCRIPT = """
-<script>
-(function () {
-  var root = document.getElementById(%(id)s);
-  var data = JSON.parse(root.querySelector("script.labsim-data").textContent);
-  var plot = root.querySelector(".labsim-plot");
-  var ctls = Array.prototype.slice.call(root.querySelectorAll(".labsim-control"));
-  var cap = root.parentNode.querySelector(".labsim-caption-text");
-  var config = {responsive: true, displayModeBar: false};
-  function val(c) { return (c.tagName === "INPUT" || c.tagName === "SELECT") ? c.value : c.dataset.value; }
-  function key() { return ctls.map(val).join("_"); }
-  function draw() {
-    var k = key(), f = data.figures[k] || data.figures[data.initial];
-    ctls.forEach(function (c, i) {
-      var out = root.querySelector('output[data-param="' + c.dataset.param + '"]');
-      if (out) out.textContent = data.labels[i][+val(c)];
-      Array.prototype.forEach.call(c.querySelectorAll("button"), function (b) {
-        b.setAttribute("aria-pressed", b.dataset.index === c.dataset.value ? "true" : "false");
-      });
-    });
-    if (cap && data.captions) cap.innerHTML = data.captions[k] || data.captions[data.initial] || "";
-    if (f.frames) { window.Plotly.newPlot(plot, f.data, f.layout, config).then(function () {
-      window.Plotly.addFrames(plot, f.frames); }); }
-    else { window.Plotly.react(plot, f.data, f.layout, config); }
-  }
-  ctls.forEach(function (c) {
-    c.addEventListener(c.tagName === "SELECT" ? "change" : "input", draw);
-    Array.prototype.forEach.call(c.querySelectorAll("button"), function (b) {
-      b.addEventListener("click", function () { c.dataset.value = b.dataset.index; draw(); });
-    });
-  });
-  if (window.Plotly) draw(); else window.addEventListener("load", draw);
-})();
-</script>
-"""
-
-#: a categorical control with at most this many values is a row of toggle buttons; more make a dropdown
-TOGGLE_MAX = 4
-CONTROL_KINDS = ("slider", "toggle", "select")
-
-
-def control_kind(values: Sequence[Any], kind: str | None = None) -> str:
-    """How a control is drawn: "slider" for numbers (ordered), "toggle" for a few categories (strings,
-    booleans), "select" (a dropdown) for many. ``kind`` overrides, e.g. "slider" for ordered names."""
-    if kind is not None:
-        if kind not in CONTROL_KINDS:
-            raise ValueError(f"control kind {kind!r} is not one of {CONTROL_KINDS}")
-        return kind
-    numeric = all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values)
-    if numeric:
-        return "slider"
-    return "toggle" if len(values) <= TOGGLE_MAX else "select"
-
-
-def _control_html(fid: str, name: str, label: str, value_labels: Sequence[str], idx: int, kind: str) -> str:
-    n, lab = html.escape(name), html.escape(label)
-    cid = f"{fid}-{n}"
-    head = f'<label class="labsim-control-label" for="{cid}">{lab}</label>'
-    if kind == "slider":
-        ticks = "".join(f'<option value="{i}"></option>' for i in range(len(value_labels)))
-        width = max(len(v) for v in value_labels)
-        body = (f'<input type="range" id="{cid}" class="labsim-control labsim-slider" data-param="{n}" min="0" '
-                f'max="{len(value_labels) - 1}" step="1" value="{idx}" list="{cid}-ticks" aria-label="{lab}">'
-                f'<datalist id="{cid}-ticks">{ticks}</datalist>'
-                f'<output class="labsim-readout" data-param="{n}" for="{cid}" style="min-width:{width + 1}ch">'
-                f'{html.escape(value_labels[idx])}</output>')
-    elif kind == "toggle":
-        head = f'<span class="labsim-control-label" id="{cid}-label">{lab}</span>'
-        buttons = "".join(
-            f'<button type="button" data-index="{i}" aria-pressed="{"true" if i == idx else "false"}">'
-            f"{html.escape(v)}</button>" for i, v in enumerate(value_labels))
-        body = (f'<div class="labsim-control labsim-toggle" role="group" aria-labelledby="{cid}-label" '
-                f'data-param="{n}" data-value="{idx}">{buttons}</div>')
-    else:
-        opts = "".join(f'<option value="{i}"{" selected" if i == idx else ""}>{html.escape(v)}</option>'
-                       for i, v in enumerate(value_labels))
-        body = f'<select id="{cid}" class="labsim-control labsim-select" data-param="{n}">{opts}</select>'
-    return f'<div class="labsim-control-row labsim-kind-{kind}">{head}<div class="labsim-control-body">{body}</div></div>'
-
-
-def min_width(fig) -> int | None:
-    """The narrowest width (CSS px) a figure may be drawn at, if it says (``layout.meta["min_width"]``:
-    a drawing whose labels would otherwise shrink under 11 px). Narrower pages scroll it sideways."""
-    meta = fig.layout.meta if fig.layout.meta is not None else None
-    return int(meta["min_width"]) if isinstance(meta, dict) and meta.get("min_width") else None
-
-
-def _static_html(figures: Mapping[str, str], initial: str, alt: str, controls: Sequence[tuple] = (), *,
-                 captions: Mapping[str, str] | None = None, name: str | None = None,
-                 min_px: int | None = None, height: int | None = None) -> str:
-    """``controls``: (param name, label, value labels, initial index, kind) per control; ``captions``:
-    the caption (HTML) per figure key, shown under the figure with its number (book/_ext numbers it)."""
-    fid = "lsfig-" + uuid.uuid4().hex[:10]
-    kind = "interactive" if controls else "static"
-    ctl = ""
-    if controls:
-        ctl = ('<div class="labsim-controls">'
-               + "".join(_control_html(fid, *c) for c in controls) + "</div>")
-    labels = [list(c[2]) for c in controls]
-    caps = dict(captions or {})
-    payload = ('{"initial": ' + json.dumps(initial) + ', "labels": ' + json.dumps(labels).replace("</", "<\\/")
-               + (', "captions": ' + json.dumps(caps).replace("</", "<\\/") if len(set(caps.values())) > 1 else "")
-               + ', "figures": {' + ", ".join(f"{json.dumps(k)}: {v}" for k, v in figures.items()) + "}}")
-    plot = (f'<div class="labsim-plot" role="img" aria-label="{html.escape(alt)}" '
-            f'style="width:100%;min-height:{int(height or 300)}px{f";min-width:{min_px}px" if min_px else ""}"></div>')
-    if min_px:  # a wide drawing keeps its size and scrolls sideways, with the book's scroll cue
-        plot = f'<div class="labsim-scroll-frame"><div class="labsim-scroll">{plot}</div></div>'
-    body = (f'<div class="labsim-figure" id="{fid}" data-labsim-kind="{kind}">{ctl}{plot}'
-            f'<script type="application/json" class="labsim-data">{payload}</script>'
-            + _SCRIPT % {"id": json.dumps(fid)} + "</div>")
-    return _figure_wrap(body, caps.get(initial, ""), name)
-
-
-def _figure_wrap(body: str, caption: str, name: str | None) -> str:
-    """``body`` in a numbered ``<figure>``: the caption's "Figure" is numbered at build time (book/_ext),
-    "Figure 5.3", and ``name`` (an id) makes it referable from the text with {figref}`name`."""
-    ident = f' id="{html.escape(name)}"' if name else ""
-    if not caption:
-        return f'<figure class="labsim-figure-box"{ident}>{body}</figure>'
-    cap = (f'<figcaption class="labsim-caption"><span class="labsim-fignum" data-name="{html.escape(name or "")}">'
-           f'Figure</span> <span class="labsim-caption-text">{caption}</span></figcaption>')
-    return f'<figure class="labsim-figure-box"{ident}>{body}{cap}</figure>'
 
 
 def caption_from_title(fig) -> str:
@@ -195,133 +81,6 @@ def _caption(caption, fig, params=None) -> str:
 
 #: Plotly's config for every figure of the book: no modebar (it sat on the titles and legends)
 PLOTLY_CONFIG = {"displayModeBar": False, "responsive": True}
-
-
-def _numbers(vals) -> list[float]:
-    if vals is None or isinstance(vals, str) or not hasattr(vals, "__iter__"):
-        return []
-    return [float(v) for v in vals if isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)]
-
-
-def _extents(fig) -> dict[str, tuple[float, float, bool]]:
-    """Per numeric axis of ``fig`` ("xaxis", "yaxis2", ...): (low, high, has bars) of what its traces and
-    data-referenced shapes put there. Stacked bars count by their stacked totals."""
-    out: dict[str, list] = {}
-    barmode = fig.layout.barmode
-    stacks: dict[tuple, float] = {}
-
-    def add(key, vals, bar=False):
-        vals = [v for v in vals if math.isfinite(v)]
-        if not vals:
-            return
-        lo, hi, b = out.get(key, (math.inf, -math.inf, False))
-        out[key] = (min(lo, *vals), max(hi, *vals), b or bar)
-
-    for t in fig.data:
-        axes = {"x": "xaxis" + (getattr(t, "xaxis", None) or "x")[1:], "y": "yaxis" + (getattr(t, "yaxis", None) or "y")[1:]}
-        if t.type == "bar":
-            val = "x" if t.orientation == "h" else "y"
-            cat = "y" if val == "x" else "x"
-            v = _numbers(getattr(t, val))
-            base = _numbers(t.base) if t.base is not None and not isinstance(t.base, numbers.Real) else \
-                [float(t.base or 0)] * len(v)
-            cats = list(getattr(t, cat)) if getattr(t, cat) is not None else list(range(len(v)))
-            ends = []
-            for i, x in enumerate(v):
-                b = base[i] if i < len(base) else 0.0
-                if barmode in ("stack", "relative") and t.base is None:
-                    k = (axes[val], repr(cats[i]) if i < len(cats) else i, x >= 0)
-                    b = stacks.get(k, 0.0)
-                    stacks[k] = b + x
-                ends += [b, b + x]
-            add(axes[val], ends, bar=True)
-            c = sorted(set(_numbers(getattr(t, cat))))
-            # a bar is drawn around its position: half the smallest gap on each side
-            half = min((b - a for a, b in zip(c, c[1:])), default=1.0) / 2
-            add(axes[cat], [c[0] - half, c[-1] + half] if c else [])
-        elif t.type in ("scatter", "scattergl"):
-            for letter in "xy":
-                add(axes[letter], _numbers(getattr(t, letter)))
-    for sh in fig.layout.shapes or ():
-        for letter in "xy":
-            ref = getattr(sh, letter + "ref", None) or letter
-            if re.fullmatch(letter + r"\d*", ref):
-                add("xaxis" + ref[1:] if letter == "x" else "yaxis" + ref[1:],
-                    _numbers([getattr(sh, letter + "0"), getattr(sh, letter + "1")]))
-    return out
-
-
-def _has_strings(trace, key: str) -> bool:
-    """Does ``trace`` put strings (categories) on the axis ``key``?"""
-    letter = key[0]
-    if (getattr(trace, letter + "axis", None) or letter) != letter + key[5:] or letter not in trace._valid_props:
-        return False
-    vals = getattr(trace, letter, None)
-    return vals is not None and not isinstance(vals, str) and any(isinstance(v, str) for v in vals)
-
-
-def axis_info(fig) -> dict:
-    """What :func:`shared_ranges` needs of one figure, taken once: its extents and, per axis, the
-    properties that decide whether the axis may be shared. Small and independent of the figure."""
-    ext = _extents(fig)
-    axes = {}
-    for key in ext:
-        a = fig.layout[key] if key in fig.layout else None
-        if a is None:
-            continue
-        axes[key] = dict(fixed=a.range is not None, type=a.type, visible=a.visible, rangemode=a.rangemode,
-                         reversed=a.autorange == "reversed",
-                         strings=any(_has_strings(t, key) for t in fig.data))
-    return {"ext": ext, "axes": axes}
-
-
-def shared_ranges(figs: Sequence[Any], infos: Sequence[dict] | None = None) -> dict[str, tuple[list[float], bool]]:
-    """For each numeric axis of ``figs`` that may be shared: (range, reversed) giving the union over the
-    figures (see :func:`share_axes`). Reads the figures only (or their :func:`axis_info` snapshots)."""
-    infos = list(infos) if infos is not None else [axis_info(f) for f in figs]
-    keys = {k for i in infos for k in i["ext"]}
-    out = {}
-    for key in sorted(keys):
-        live = [(i["axes"][key], i["ext"][key]) for i in infos if key in i["ext"] and key in i["axes"]
-                and i["axes"][key]["visible"] is not False]
-        if not live or any(a["fixed"] or a["type"] in ("category", "multicategory", "date") for a, _ in live):
-            continue
-        # a category axis Plotly infers from strings
-        if any(a["strings"] for a, _ in live):
-            continue
-        log = {a["type"] == "log" for a, _ in live}
-        if len(log) != 1:
-            continue
-        log = log.pop()
-        lo, hi = min(e[0] for _, e in live), max(e[1] for _, e in live)
-        bars = any(e[2] for _, e in live)
-        if log:
-            if lo <= 0:
-                continue
-            lo, hi = math.log10(lo), math.log10(hi)
-        elif bars or any(a["rangemode"] == "tozero" for a, _ in live):
-            lo, hi = min(lo, 0.0), max(hi, 0.0)
-        pad = (hi - lo) * 0.05 or (abs(hi) * 0.1 if hi else 1.0)
-        lo = lo - pad if (log or lo != 0) else lo
-        hi = hi + pad if (log or hi != 0) else hi
-        out[key] = ([lo, hi], any(a["reversed"] for a, _ in live))
-    return out
-
-
-def _apply_ranges(fig, ranges) -> None:
-    for key, (rng, rev) in ranges.items():
-        if key in fig.layout and fig.layout[key] is not None:
-            fig.layout[key].update(range=[rng[1], rng[0]] if rev else list(rng), autorange=False)
-
-
-def share_axes(figs: Sequence[Any]) -> None:
-    """Give the precomputed steps of an interactive figure one range per numeric axis (the union over
-    the steps), so that moving a control shows the change instead of rescaling it away. An axis a step
-    fixes itself (``range``), a category axis, a hidden one and a log axis with values ≤ 0 keep Plotly's
-    own autorange. Changes the figures in place."""
-    ranges = shared_ranges(figs)
-    for f in figs:
-        _apply_ranges(f, {k: v for k, v in ranges.items() if k in _extents(f)})
 
 
 def _is_nan(v) -> bool:
@@ -414,6 +173,14 @@ def _printing(obj) -> bool:
 def _live_caption(caption: str) -> str:
     return (f'<div class="labsim-caption" style="font-size:.9em;color:#444;margin:.2em 0 .8em">'
             f"<b>Figure.</b> {caption}</div>")
+
+
+#: visually hidden, read by screen readers (the live face's plot has no aria-label of its own)
+_SR_ONLY = "position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap"
+
+
+def _live_alt(alt: str) -> str:
+    return f'<div class="labsim-alt" style="{_SR_ONLY}">{html.escape(str(alt))}</div>'
 
 
 def show(fig, alt: str, *, caption: str | None = None, name: str | None = None) -> Figure:
@@ -530,6 +297,17 @@ class Interactive:
             self.controls[k] = _live_control(w, self.labels[k], opts, self.params[k], self.kinds[k])
         return list(self.controls.values())
 
+    def _live_texts(self, w):
+        """The live face's caption and alt text: two HTML widgets under the figure, set from the control
+        values drawn (:meth:`_show_texts`). The alt text is hidden from sight and read by screen readers."""
+        self.caption_widget, self.alt_widget = w.HTML(), w.HTML()
+        self._show_texts()
+        return [self.caption_widget, self.alt_widget]
+
+    def _show_texts(self) -> None:
+        self.caption_widget.value = _live_caption(self.caption) if self.caption else ""
+        self.alt_widget.value = _live_alt(self.alt_text(**self.params))
+
     @property
     def widget(self):
         if self._widget is None:
@@ -539,25 +317,23 @@ class Interactive:
             out = w.Output()
             msg = w.HTML()
             self._live_controls(w)
+            texts = self._live_texts(w)
 
             def on_change(change, _key=None):
                 vals = {k: s.value for k, s in self.controls.items()}
                 fig = self.update(**vals)
                 msg.value = f"<span style='color:#D55E00'>{html.escape(self.error)}</span>" if self.error else ""
+                self._show_texts()
                 with out:
                     out.clear_output(wait=True)
                     display(Figure(fig, self.alt_text(**self.params), caption=None))
-                    if self.caption:
-                        display(_HTMLText(_live_caption(self.caption)))
 
             for s in self.controls.values():
                 s.observe(on_change, names="value")
             with out:
                 display(Figure(self.figure, self.alt_text(**self.params)))
-                if self.caption:
-                    display(_HTMLText(_live_caption(self.caption)))
             self._on_change = on_change
-            box = w.VBox([*self.controls.values(), msg, out],
+            box = w.VBox([*self.controls.values(), msg, out, *texts],
                          layout=w.Layout(border="1px solid #DDDDDD", padding="6px"))
             self._widget = box
         return self._widget
@@ -581,20 +357,22 @@ class Interactive:
         return "_".join(map(str, init_idx)), controls
 
     def to_html(self) -> str:
-        steps, caps = {}, {}
+        steps, caps, alts = {}, {}, {}
         for key, params in self._combos():
             try:
                 fig = self._checked(self.make_fig(**params), params)
             except Exception as e:
                 raise RuntimeError(f"interactive figure failed at {params}: {type(e).__name__}: {e}") from e
             caps[key] = _caption(self.caption_spec, fig, params)
+            alts[key] = self.alt_text(**params)
             steps[key] = fig
         if self.shared_axes:
             share_axes(list(steps.values()))
         figures = {k: _fig_json(f) for k, f in steps.items()}
         initial, controls = self._static_controls()
         widths = [w for w in map(min_width, steps.values()) if w]
-        return _static_html(figures, initial, self.alt_text(**self.params), controls, captions=caps, name=self.name,
+        return _static_html(figures, initial, self.alt_text(**self.params), controls, captions=caps, alts=alts,
+                            name=self.name,
                             min_px=max(widths) if widths else None,
                             height=min((f.layout.height or 450) for f in steps.values()))
 
