@@ -132,8 +132,23 @@ def _code(path: Path) -> list[tuple[int, str]]:
     return out
 
 
+def _library_function(node: ast.AST) -> bool:
+    """``viz.tpu.systolic_caption``: an attribute chain from ``viz`` that names a function of labsim.viz."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not (isinstance(node, ast.Name) and node.id == "viz" and parts):
+        return False
+    obj = lv
+    for part in reversed(parts):
+        obj = getattr(obj, part, None)
+    return callable(obj)
+
+
 def _function_valued(node: ast.AST, defined: set[str]) -> bool:
-    return isinstance(node, ast.Lambda) or (isinstance(node, ast.Name) and node.id in defined)
+    return (isinstance(node, ast.Lambda) or (isinstance(node, ast.Name) and node.id in defined)
+            or _library_function(node))
 
 
 def figure_call_problems(path: Path) -> list[str]:

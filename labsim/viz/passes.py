@@ -14,6 +14,7 @@ import copy
 import re
 from typing import Mapping
 
+from ..support.text import plural
 from .faces import Interactive, interactive
 from .graph import MIN_LABEL_PX, _min_font, _svg_size, draw_graph
 from .plots import style
@@ -100,10 +101,10 @@ def pass_slider(examples: Mapping[str, object], *, captions: Mapping[str, str] |
     def alt(pass_name):
         b, a, k = counts[pass_name]
         what = captions.get(pass_name, "a small example")
-        ops_ = lambda n: f"{n} operation{'' if n == 1 else 's'}"
-        return (f"Two dataflow graphs of {what}: on the left the {ops_(b)} that enter the {pass_name} pass, "
-                f"on the right the {ops_(a)} it returns"
-                + (f", grouped into {k} kernel(s)" if pass_name == "fuse" else "") + ".")
+        enter = "enters" if b == 1 else "enter"
+        return (f"Two dataflow graphs of {what}: on the left the {plural(b, 'operation')} that {enter} the "
+                f"{pass_name} pass, on the right the {plural(a, 'operation')} it returns"
+                + (f", grouped into {plural(k, 'kernel')}" if pass_name == "fuse" else "") + ".")
 
     # a copy per call: the faces take the title out of the figure they are given (it becomes the caption),
     # and a shared figure would lose it after the first call (the website showed no caption, no number)
