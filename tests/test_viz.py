@@ -321,7 +321,7 @@ def test_pass_slider_has_one_precomputed_step_per_pass(monkeypatch):
     assert len(fig.layout.images) == 2 and all(im.source.startswith("data:image/svg+xml;base64,")
                                               for im in fig.layout.images)
     assert "before: 1 operation" in [a.text for a in fig.layout.annotations]
-    assert "the 1 operation that enter the decompose pass" in w.alt_text(pass_name="decompose")
+    assert "the 1 operation that enters the decompose pass" in w.alt_text(pass_name="decompose")
     # drawn once, switched afterwards: moving the slider never calls Graphviz again
     monkeypatch.setattr(lv.passes, "draw_graph", lambda *a, **k: pytest.fail("drew a graph again"))
     assert w.update(pass_name="fuse").layout.images[0].source == w.update(pass_name="fuse").layout.images[0].source
