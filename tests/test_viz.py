@@ -485,3 +485,20 @@ def test_the_books_colour_legend_is_the_palette():
     text = (Path(__file__).resolve().parent.parent / "book" / "intro.md").read_text(encoding="utf-8")
     rows = re.findall(r'style="background:(#[0-9A-Fa-f]{6})"></span> `([a-z]+)`', text)
     assert dict((r, c) for c, r in rows) == dict(ROLE)
+
+
+def test_roofline_roof_at_a_charged_rate():
+    """``peak=`` draws the roof at the rate the roofline charged a kernel (a TPU's float32 product on the
+    MXU as six bf16 passes), so its point sits on or under the roof; a non-positive peak is refused."""
+    import labsim.numpy as lnp
+    S = ls.ShapeDtype
+    prog = ls.compile(ls.trace(lambda x, w: lnp.matmul(x, w, precision="highest"), S((4096, 4096), "float32"),
+                               S((4096, 4096), "float32")))
+    k = ls.estimate(prog, "TPU v5e").kernels[0]
+    fig = lv.roofline("TPU v5e", [("x·W", k.intensity, k.achieved_flops)], dtype="float32", peak=k.peak_flops)
+    roof = fig.data[0]
+    assert max(roof.y) == pytest.approx(k.peak_flops / 1e12)
+    assert k.achieved_flops <= k.peak_flops * (1 + 1e-9)
+    assert k.peak_flops > ls.hardware.PRESETS["TPU v5e"].vector_flops["float32"]  # not the VPU's roof
+    with pytest.raises(ValueError, match="peak"):
+        lv.roofline("TPU v5e", dtype="float32", peak=-1.0)

@@ -245,11 +245,13 @@ def buffer_chart(plan, *, title: str | None = None, names: bool = True):
 
 
 def roofline(chip, points=(), *, dtype: str = "bfloat16", unit=None, title: str | None = None,
-             xrange=(1e-2, 1e4), extra_chips=()):
+             xrange=(1e-2, 1e4), extra_chips=(), peak: float | None = None):
     """A roofline plot for ``chip``: attainable FLOP/s = min(peak, intensity × bandwidth), log-log.
 
     ``points``: (label, intensity FLOP/B, FLOP/s achieved or None) — None places the point on the roof.
     ``extra_chips``: more chips drawn as dashed roofs for comparison.
+    ``peak``: the roof of ``chip`` in FLOP/s when it is not a preset rate of ``dtype``: e.g. the rate the
+    roofline charged a kernel (``KernelCost.peak_flops``: a TPU's float32 product as six bf16 MXU passes).
     """
     import numpy as np
     import plotly.graph_objects as go
@@ -273,8 +275,8 @@ def roofline(chip, points=(), *, dtype: str = "bfloat16", unit=None, title: str 
     xs = np.logspace(np.log10(xrange[0]), np.log10(xrange[1]), 200)
     for i, c in enumerate((chip, *extra_chips)):
         c = get(c)
-        peak = c.peak_flops(dtype, unit)
-        ys = np.minimum(peak, xs * c.hbm_bandwidth)
+        roof = _positive(peak, "peak", "roofline") if (peak is not None and i == 0) else c.peak_flops(dtype, unit)
+        ys = np.minimum(roof, xs * c.hbm_bandwidth)
         fig.add_trace(go.Scatter(x=xs, y=ys / 1e12, mode="lines", name=f"{c.name.split(' (')[0]} ({dtype})",
                                  line=dict(color=NEUTRAL[i % len(NEUTRAL)], width=3 if i == 0 else 2,
                                            dash="solid" if i == 0 else "dash"), showlegend=False))
@@ -286,7 +288,7 @@ def roofline(chip, points=(), *, dtype: str = "bfloat16", unit=None, title: str 
             short = next((k for k, v in PRESETS.items() if v is c), c.name.split(" (")[0])
             fig.add_annotation(x=np.log10(xs[-1]), y=np.log10(ys[-1] / 1e12), text=short, showarrow=False,
                                xanchor="right", yanchor="bottom", font=dict(size=12, color=NEUTRAL[i % len(NEUTRAL)]))
-        ridge = peak / c.hbm_bandwidth
+        ridge = roof / c.hbm_bandwidth
         if i == 0:
             fig.add_vline(x=ridge, line_dash="dot", line_color="#999999")
             # the label as its own annotation: on a log axis an annotation's x is log10 of the value
@@ -294,7 +296,7 @@ def roofline(chip, points=(), *, dtype: str = "bfloat16", unit=None, title: str 
             fig.add_annotation(x=math.log10(ridge), y=0, yref="paper", text=f"ridge {ridge:.0f} FLOP/B",
                                showarrow=False, xanchor="left", yanchor="bottom", font=dict(size=12, color=NEUTRAL[1]))
     c0 = get(chip)
-    peak0 = c0.peak_flops(dtype, unit)
+    peak0 = peak if peak is not None else c0.peak_flops(dtype, unit)
     if points:
         # points at the same place (to 1 %) share one marker, so every kernel stays visible as a name
         groups: list[list] = []
