@@ -26,6 +26,9 @@ class UnitKind(Enum):
     WARP = "warp"
     PE_ROW = "PE row"
     LINK = "link"
+    MXU = "MXU"  # a TPU's systolic matrix unit
+    VPU = "VPU"  # a TPU's vector unit
+    DMA = "DMA"  # a DMA queue moving blocks between HBM and on-chip memory (a TPU's HBM <-> VMEM)
 
 
 class Direction(Enum):
@@ -43,6 +46,7 @@ class EventKind(Enum):
     LAUNCH = "launch"  # the host enqueueing a kernel launch
     API = "api"        # any other host runtime call (e.g. enqueueing a copy)
     WAIT = "wait"      # a host thread blocked until the device is done
+    COMPUTE = "compute"  # a unit inside a chip doing arithmetic (an MXU block, VPU work, a warp's instructions)
 
 
 # kinds of which a chip usually has one (per direction): their label omits index 0

@@ -65,7 +65,7 @@ KIND_COLORS = MappingProxyType({
     "composite": "#FFFFFF", "output": "#FFFFFF",
     # timeline events: where the time goes
     "kernel": ROLE["compute"], "copy": ROLE["memory"], "api": ROLE["host"], "wait": ROLE["idle"],
-    "launch": ROLE["overhead"],
+    "launch": ROLE["overhead"], "compute": ROLE["compute"],
 })
 
 #: graph node text drawn on a dark fill is white
