@@ -33,6 +33,8 @@ _SCRIPT = """
     var k = key();
     if (!data.figures[k]) k = data.initial;
     var f = data.figures[k], cap = caption();
+    /* the Plotly template every state shares is stored once (page weight), put back before drawing */
+    if (data.template && f.layout && !f.layout.template) f.layout.template = data.template;
     ctls.forEach(function (c, i) {
       var out = root.querySelector('output[data-param="' + c.dataset.param + '"]');
       if (out) out.textContent = data.labels[i][+val(c)];
@@ -130,6 +132,9 @@ def _static_html(figures: Mapping[str, str], initial: str, alt: str, controls: S
         texts += ', "captions": ' + json.dumps(caps)
     if controls or len(set(alts.values())) > 1:
         texts += ', "alts": ' + json.dumps(alts or {k: alt for k in figures})
+    figures, template = _shared_template(figures)
+    if template is not None:
+        texts += ', "template": ' + template
     payload = ('{"initial": ' + json.dumps(initial) + ', "labels": ' + json.dumps(labels)
                + texts).replace("</", "<\\/") + (', "figures": {' + ", ".join(
                    f"{json.dumps(k)}: {v}" for k, v in figures.items()) + "}}")
@@ -141,6 +146,23 @@ def _static_html(figures: Mapping[str, str], initial: str, alt: str, controls: S
             f'<script type="application/json" class="labsim-data">{payload}</script>'
             + _SCRIPT % {"id": json.dumps(fid)} + "</div>")
     return _figure_wrap(body, caps.get(initial, ""), name)
+
+
+def _shared_template(figures: Mapping[str, str]) -> tuple[dict[str, str], str | None]:
+    """Take the Plotly template out of every figure's JSON when all the figures of a control set share it,
+    and return it once (the page's script puts it back before drawing). A figure's states repeated the
+    same template (about 7 kB) once per state: half of a page's weight on the pages with most states."""
+    if len(figures) < 2:
+        return dict(figures), None
+    parsed = {k: json.loads(v) for k, v in figures.items()}
+    temps = {json.dumps((f.get("layout") or {}).get("template"), sort_keys=True) for f in parsed.values()}
+    if len(temps) != 1 or temps == {"null"}:
+        return dict(figures), None
+    template = None
+    for f in parsed.values():
+        template = f["layout"].pop("template")
+    out = {k: json.dumps(f, separators=(",", ":")).replace("</", "<\\/") for k, f in parsed.items()}
+    return out, json.dumps(template, separators=(",", ":")).replace("</", "<\\/")
 
 
 def _figure_wrap(body: str, caption: str, name: str | None) -> str:
