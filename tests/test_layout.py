@@ -291,3 +291,17 @@ def test_the_chapter_figure_check_can_fail():
     assert [first for first, _ in code_cells(page)] == [6, 14, 19]
     assert hand_built_figures(page) == ["line 8: import plotly", "line 9: go.Figure",
                                         "line 10: make_subplots, import plotly", "line 16: go.Figure"]
+
+
+@pytest.mark.parametrize("name", ["labsim.numpy", "labsim.nn", "labsim.autodiff", "labsim.collectives",
+                                  "labsim.machines.parallelism", "labsim.viz.printface"])
+def test_a_sub_namespace_exports_its_api(name):
+    """``__all__`` lists what a reader calls: each name exists, none is private, a star import brings
+    exactly those names (not the modules and helpers the namespace imports for itself)."""
+    import importlib
+    mod = importlib.import_module(name)
+    names = list(mod.__all__)
+    assert len(names) == len(set(names)) and all(hasattr(mod, n) and not n.startswith("_") for n in names)
+    ns: dict = {}
+    exec(f"from {name} import *", ns)
+    assert set(ns) - {"__builtins__"} == set(names)

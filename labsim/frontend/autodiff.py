@@ -366,3 +366,6 @@ def vjp(f: Callable, *args) -> tuple[Any, Callable]:
         return tuple(_split(flat, args))
 
     return primal, pullback
+
+
+__all__ = ["grad", "value_and_grad", "vjp", "vjp_graph"]
