@@ -15,6 +15,7 @@ rules and FSDP's memory (``sharding.py``) are re-exported here, so ``ls.collecti
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -30,6 +31,14 @@ from .events import Event, EventKind, Trace, UnitId, UnitKind
 from .sharding import MatmulPlan, fsdp_memory, fsdp_peak, fsdp_timeline, matmul, shard
 
 # ------------------------------------------------------------------------------------- step by step
+#: A run of 256 devices makes 130,560 COPY events. Its sends pass Event's checks by construction (a LINK
+#: UnitId, end > start, nbytes >= 0), and the checks were half the run's time, so ``_Run.step`` fills
+#: each event's fields directly. Only while Event has exactly these fields and no slots; otherwise it
+#: calls the constructor. (tests/test_collectives.py checks that both give equal events.)
+_TRUSTED_EVENTS = (tuple(f.name for f in dataclasses.fields(Event)) ==
+                   ("unit", "name", "start", "end", "kind", "detail", "nbytes", "flops")
+                   and not hasattr(Event, "__slots__"))
+
 @dataclass(frozen=True)
 class Result:
     """What a collective leaves on each device, the sends it made, and how long it took."""
@@ -63,12 +72,19 @@ class _Run:
         d = self.lk.latency + max(s[2] for s in sends) / self.lk.bandwidth
         t0, t1, copy, ev = self.now, self.now + d, EventKind.COPY, self.events.append
         units, paths = self._units, self._paths
+        new, fill = object.__new__, object.__setattr__
         for src, dst, nb, what, idx in sends:
             u = units.get((src, idx)) or self._unit(src, idx)
             path = paths.get((src, dst))
             if path is None:
                 path = paths[(src, dst)] = f"device {src} → " + (dst if isinstance(dst, str) else f"device {dst}")
-            ev(Event(u, what, t0, t1, copy, path, nbytes=int(nb)))
+            if _TRUSTED_EVENTS:
+                e = new(Event)
+                fill(e, "__dict__", {"unit": u, "name": what, "start": t0, "end": t1, "kind": copy, "detail": path,
+                                     "nbytes": int(nb), "flops": None})
+                ev(e)
+            else:
+                ev(Event(u, what, t0, t1, copy, path, nbytes=int(nb)))
         self.now = t1
         self.steps += 1
 
@@ -239,29 +255,22 @@ def all_to_all(shards, split_axis: int = 0, concat_axis: int = 0, link="H100 SXM
                               f"cannot share equally ({arrs[0].shape[sa]} is not a multiple of {n})")
     topology, _ = _topo(topology, Collective.ALL_TO_ALL, mesh, n)
     run = _Run(Collective.ALL_TO_ALL, n, _link(link), topology)
-    blocks = [np.split(a, n, axis=sa) for a in arrs]
-    got = [{i: blocks[i][i]} for i in range(n)]
+    blocks = np.stack([_steps._chunked(a, n, sa) for a in arrs])  # blocks[i, j]: device i's block for j
+    got = np.empty_like(blocks)  # got[j, i]: the block device j received from device i
+    src = np.arange(n)
+    got[src, src] = blocks[src, src]  # its own block stays
+    bnb = blocks[0, 0].nbytes
     if topology == Topology.RING:
-        flight = [[(j, i, blocks[i][j]) for j in range(n) if j != i] for i in range(n)]
-        while any(flight):
-            sends, new = [], [[] for _ in range(n)]
-            for i in range(n):
-                if flight[i]:
-                    sends.append((i, (i + 1) % n, sum(b.nbytes for _, _, b in flight[i]),
-                                  f"{len(flight[i])} blocks", 0))
-                    for dst, src, b in flight[i]:
-                        if dst == (i + 1) % n:
-                            got[dst][src] = b
-                        else:
-                            new[(i + 1) % n].append((dst, src, b))
-            flight = new
-            run.step(sends)
-    else:
-        if n > 1:
-            run.step([(i, (i + 1) % n, sum(blocks[i][j].nbytes for j in range(n) if j != i), "blocks to all", 0)
-                      for i in range(n)])
-        got = [{i: blocks[i][j] for i in range(n)} for j in range(n)]
-    return run.result([np.concatenate([g[i] for i in range(n)], axis=ca) for g in got])
+        # every block rides the ring towards its device: at step k each device forwards the n−k blocks
+        # that left device i−k+1 and are still on their way; the one k hops from its source arrives
+        for k in range(1, n):
+            dst = (src + k) % n
+            got[dst, src] = blocks[src, dst]
+            run.step([(i, (i + 1) % n, (n - k) * bnb, f"{n - k} blocks", 0) for i in range(n)])
+    elif n > 1:  # the switch: every block goes straight to its device, all at once
+        got = blocks.swapaxes(0, 1)
+        run.step([(i, (i + 1) % n, (n - 1) * bnb, "blocks to all", 0) for i in range(n)])
+    return run.result([_steps._unchunked(g, ca) for g in got])
 
 
 def run(op: Collective | str, arrays, link="H100 SXM", topology: Topology | str = "ring", **kw) -> Result:
