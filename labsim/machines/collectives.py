@@ -210,10 +210,13 @@ def _check_rs(arrays, axis, op):
 def _scatter(arrs, ax, topology, grid, run):
     n = len(arrs)
     if topology == Topology.SWITCH:
-        acc = [np.split(a, n, axis=ax) for a in arrs]
+        acc = np.stack([_steps._chunked(a, n, ax) for a in arrs])  # acc[k, i]: device k's chunk i
         if n > 1:
-            run.step([(i, (i + 1) % n, acc[i][0].nbytes * (n - 1), "partial sums to owners", 0) for i in range(n)])
-        return [sum(acc[k][i] for k in range(n)) for i in range(n)]
+            run.step([(i, (i + 1) % n, acc[i, 0].nbytes * (n - 1), "partial sums to owners", 0) for i in range(n)])
+        total = acc[0].copy()
+        for k in range(1, n):  # device 0's chunks, then device 1's, ...: the order the owners add them
+            total += acc[k]
+        return list(total)
     return _phases("reduce_scatter", arrs, ax, topology, grid, run)
 
 
