@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,6 +36,7 @@ from .sharding import MatmulPlan, fsdp_memory, fsdp_peak, fsdp_timeline, matmul,
 #: UnitId, end > start, nbytes >= 0), and the checks were half the run's time, so ``_Run.step`` fills
 #: each event's fields directly. Only while Event has exactly these fields and no slots; otherwise it
 #: calls the constructor. (tests/test_collectives.py checks that both give equal events.)
+_nbytes_of = operator.itemgetter(2)  # a send's bytes
 _TRUSTED_EVENTS = (tuple(f.name for f in dataclasses.fields(Event)) ==
                    ("unit", "name", "start", "end", "kind", "detail", "nbytes", "flops")
                    and not hasattr(Event, "__slots__"))
@@ -58,6 +60,7 @@ class _Run:
         self.now, self.steps = 0.0, 0
         self._units: dict = {}  # one UnitId per (device, link): thousands of sends share them
         self._paths: dict = {}  # "device 3 → device 4", made once per pair
+        self._routes: dict = {}  # (src, dst, link) -> (unit, path)
 
     def _unit(self, src, idx):
         u = self._units.get((src, idx))
@@ -69,15 +72,15 @@ class _Run:
         """``sends``: (src, dst, nbytes, what, link index) all at once; the step lasts α + max bytes / bw."""
         if not sends:
             return
-        d = self.lk.latency + max(s[2] for s in sends) / self.lk.bandwidth
+        d = self.lk.latency + max(map(_nbytes_of, sends)) / self.lk.bandwidth
         t0, t1, copy, ev = self.now, self.now + d, EventKind.COPY, self.events.append
-        units, paths = self._units, self._paths
+        routes = self._routes
         new, fill = object.__new__, object.__setattr__
         for src, dst, nb, what, idx in sends:
-            u = units.get((src, idx)) or self._unit(src, idx)
-            path = paths.get((src, dst))
-            if path is None:
-                path = paths[(src, dst)] = f"device {src} → " + (dst if isinstance(dst, str) else f"device {dst}")
+            route = routes.get((src, dst, idx))
+            if route is None:
+                route = routes[(src, dst, idx)] = self._route(src, dst, idx)
+            u, path = route
             if _TRUSTED_EVENTS:
                 e = new(Event)
                 fill(e, "__dict__", {"unit": u, "name": what, "start": t0, "end": t1, "kind": copy, "detail": path,
@@ -87,6 +90,13 @@ class _Run:
                 ev(Event(u, what, t0, t1, copy, path, nbytes=int(nb)))
         self.now = t1
         self.steps += 1
+
+    def _route(self, src, dst, idx):
+        """The sending unit and the words "device 3 → device 4" of one (src, dst, link), made once."""
+        path = self._paths.get((src, dst))
+        if path is None:
+            path = self._paths[(src, dst)] = f"device {src} → " + (dst if isinstance(dst, str) else f"device {dst}")
+        return self._unit(src, idx), path
 
     def result(self, values):
         units = [self._unit(i, 0) for i in range(self.n)]  # the same objects the events hold: cheap set look-ups
