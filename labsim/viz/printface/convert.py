@@ -4,7 +4,10 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
-from .style import DEFAULT_WIDTH_PX, PX_PER_INCH, SUPPORTED_SHAPES, SUPPORTED_TRACES, _Axes, _PLOTLY_DEFAULT_FONT, _axis_name, _categories, _decoded, _get, _layout, _new_figure, _pt, _seq, _text, color
+from .style import (
+    DEFAULT_WIDTH_PX, PX_PER_INCH, SUPPORTED_SHAPES, SUPPORTED_TRACES, _Axes, _PLOTLY_DEFAULT_FONT, _axis_name,
+    _categories, _decoded, _get, _layout, _new_figure, _pt, _seq, _text, color,
+)
 from .traces import _bar, _bar_texts, _heatmap, _scatter
 from .axes import _annotation, _axis, _image, _shape, _shape_extents
 
