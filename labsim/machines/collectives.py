@@ -12,6 +12,10 @@ line) on ``ring``, ``bidir_ring``, ``torus``, ``mesh`` (axes with or without wra
 run's time equals the closed form of ``collective_costs.py`` (its docstring gives the model and the
 formulas). The closed forms, ``hierarchical_time`` (switch nodes joined by a network), the sharding
 rules and FSDP's memory (``sharding.py``) are re-exported here, so ``ls.collectives`` is the one name.
+
+The choices are enums that also take their strings: ``op`` a :class:`Collective` (``"all_reduce"``),
+``topology`` a :class:`Topology` (``"ring"``), a parallelism ``strategy`` a :class:`Strategy`
+(``"fsdp"``); a result's ``.op`` and ``.topology`` are the members, equal to their strings.
 """
 from __future__ import annotations
 
