@@ -138,11 +138,11 @@ def ring_rs_array(values: dict, members: list, ax: int, base: int):
     nb = x[0, 0].nbytes
     steps = []
     nxt = members[1:] + members[:1]
+    what = [f"partial sum for device {d}" for d in members]  # made once, not once per send
     for s in range(m - 1):
         q = (P - s - 1) % m
         x[(P + 1) % m, q] += x[P, q]
-        steps.append([(src, dst, nb, f"partial sum for device {members[c]}", base)
-                      for src, dst, c in zip(members, nxt, q.tolist())])
+        steps.append([(src, dst, nb, what[c], base) for src, dst, c in zip(members, nxt, q.tolist())])
     return {d: x[p, p].copy() for p, d in enumerate(members)}, steps
 
 
@@ -157,11 +157,11 @@ def ring_ag_array(values: dict, members: list, ax: int, base: int):
     nb = first.nbytes
     steps = []
     nxt = members[1:] + members[:1]
+    what = [f"chunk of device {d}" for d in members]
     for s in range(m - 1):
         c = (P - s) % m
         y[(P + 1) % m, c] = y[P, c]
-        steps.append([(src, dst, nb, f"chunk of device {members[k]}", base)
-                      for src, dst, k in zip(members, nxt, c.tolist())])
+        steps.append([(src, dst, nb, what[k], base) for src, dst, k in zip(members, nxt, c.tolist())])
     return {d: _unchunked(y[p], ax) for p, d in enumerate(members)}, steps
 
 
