@@ -235,3 +235,86 @@ def test_ring_drawing_frames():
         assert len([x for x in first["own data"].x if x is not None]) == n * n
     with pytest.raises(ValueError, match="at least 2 devices"):
         viz.collectives.ring_frames(1)
+
+
+# ---- one name per idea: the choices are enums that accept their strings ----------------------------------
+def test_choices_are_enums_that_accept_their_strings():
+    T, C = col.Topology, col.Collective
+    assert col.TOPOLOGIES == ("ring", "bidir_ring", "torus", "mesh", "switch") == T.values()
+    assert col.OPS == C.values() and col.parallelism.STRATEGIES == col.Strategy.values()
+    parts = [np.arange(8.0)] * 4
+    by_name = col.all_reduce(parts, link=LINK, topology="Ring")  # any case
+    by_enum = col.all_reduce(parts, link=LINK, topology=T.RING)
+    assert by_name.topology is T.RING and by_name.op is C.ALL_REDUCE and by_name.time == by_enum.time
+    # a member is its string: compares, hashes, prints and formats as it
+    assert by_name.topology == "ring" and {"ring": 1}[T.RING] == 1 and f"{T.BIDIR_RING}" == "bidir_ring"
+    assert repr(T.SWITCH) == "'switch'" and C.ALL_TO_ALL.title == "AllToAll" == col.NAMES[C.ALL_TO_ALL]
+    assert col.time(C.ALL_GATHER, 1e6, 8, LINK, T.SWITCH) == col.time("all_gather", 1e6, 8, LINK, "switch")
+    assert col.run(C.ALL_GATHER, parts, link=LINK).op is C.ALL_GATHER
+    assert col.matmul((8, 16), (None, "x"), (16, 4), ("x", None), {"x": 4}).collective is C.ALL_REDUCE
+    s = col.parallelism.step_time("FSDP", params=1e9, layers=8, d_model=1024, tokens=2**16, devices=8)
+    assert s.strategy is col.Strategy.FSDP
+
+
+@pytest.mark.parametrize("call, arg, accepted", [
+    (lambda: col.time("all_reduce", 1e6, 8, LINK, "hypercube"), "topology", "'ring', 'bidir_ring', 'torus'"),
+    (lambda: col.all_gather([np.ones(2)] * 2, link=LINK, topology=3), "topology", ".*'mesh', 'switch'"),
+    (lambda: col.time("allreduce", 1e6, 8, LINK), "collective", "'all_gather', 'reduce_scatter', 'all_reduce'"),
+    (lambda: col.run("broadcast", [np.ones(2)] * 2, link=LINK), "collective", ".*'all_to_all'"),
+    (lambda: col.parallelism.step_time("zero", 1e9, 8, 1024, 2**16, 8), "strategy", "'data', 'fsdp', 'tensor'"),
+    (lambda: col.parallelism.step_time("data", 1e9, 8, 1024, 2**16, 8, topology="star"), "topology", "'ring'"),
+])
+def test_a_wrong_choice_names_the_argument_and_the_accepted_values(call, arg, accepted):
+    with pytest.raises(col.CollectiveError, match=f"unknown {arg} .*; expected one of {accepted}"):
+        call()
+
+
+def test_the_enum_itself_refuses_a_wrong_string_with_the_accepted_values():
+    with pytest.raises(ValueError, match="'cube' is not a Topology; expected one of 'ring', 'bidir_ring'"):
+        col.Topology("cube")
+
+
+def test_collectives_exports_only_its_api():
+    """``ls.collectives.__all__`` names what a reader calls: every name exists, none is private, and a
+    star import brings exactly those names."""
+    assert len(col.__all__) == len(set(col.__all__))
+    assert all(hasattr(col, n) and not n.startswith("_") for n in col.__all__)
+    ns = {}
+    exec("from labsim.collectives import *", ns)
+    assert set(ns) - {"__builtins__"} == set(col.__all__)
+    for mod in (col.parallelism, __import__("labsim.machines.sharding", fromlist=["x"]),
+                __import__("labsim.machines.collective_costs", fromlist=["x"])):
+        assert all(hasattr(mod, n) and not n.startswith("_") for n in mod.__all__), mod.__name__
+    # what a reader needs is there: the public functions and classes of collectives are all in __all__
+    import inspect
+    own = {"labsim.machines.collectives", "labsim.machines.collective_costs", "labsim.machines.sharding",
+           "labsim.machines.parallelism"}
+    public = {n for n, v in vars(col).items()
+              if not n.startswith("_") and (inspect.isfunction(v) or inspect.isclass(v)) and v.__module__ in own}
+    assert public <= set(col.__all__), public - set(col.__all__)
+
+
+def test_ring_all_to_all_sends_the_blocks_still_on_their_way():
+    """Step k: every device forwards the n−k blocks still in flight, one link hop (labsim's ring AllToAll)."""
+    n, rows = 5, 10
+    parts = [np.arange(rows * 3, dtype=np.float32).reshape(rows, 3) + 100 * i for i in range(n)]
+    r = col.all_to_all(parts, split_axis=0, concat_axis=1, link=LINK)
+    block = parts[0][: rows // n].nbytes
+    assert r.steps == n - 1 and len(r.trace.events) == n * (n - 1)
+    for k in range(1, n):
+        step = [e for e in r.trace.events if e.start == pytest.approx(r.trace.events[(k - 1) * n].start)]
+        assert [e.nbytes for e in step] == [(n - k) * block] * n and {e.name for e in step} == {f"{n - k} blocks"}
+    for j, v in enumerate(r.values):
+        np.testing.assert_array_equal(v, np.concatenate([np.split(p, n)[j] for p in parts], axis=1))
+
+
+def test_the_runs_events_are_the_events_the_constructor_makes():
+    """_Run fills its COPY events' fields directly (130,560 of them for AllReduce over 256 devices); they
+    equal, hash and print as Event(...) built with its checks."""
+    from labsim.machines.events import Event
+    r = col.all_reduce([np.ones(6, np.float32)] * 3, link=LINK)
+    for e in r.trace.events:
+        twin = Event(e.unit, e.name, e.start, e.end, e.kind, e.detail, nbytes=e.nbytes)
+        assert e == twin and hash(e) == hash(twin) and repr(e) == repr(twin) and e.duration == twin.duration
+    with pytest.raises(Exception):
+        r.trace.events[0].start = 0.0  # still frozen

@@ -2,10 +2,14 @@
 
 The import graph is read from the source (every ``import`` statement, including those inside
 functions), so an import hidden in a function body cannot make a cycle or climb a floor unnoticed.
+
+Two rules of size and place: no labsim module is over 500 lines, and no chapter code cell builds a
+Plotly figure by hand (``go.Figure``, ``make_subplots``, ``import plotly``): figures go through labsim.viz.
 """
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -193,3 +197,111 @@ def test_import_labsim_viz_does_not_load_matplotlib():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=PKG.parent)
     assert out.stdout.strip() == "False"
+
+
+# ---- rooms of a size to live in ------------------------------------------------------------------------
+#: no labsim module may be longer than this: split it by what changes together (a package whose
+#: ``__init__`` re-exports keeps the old import path working)
+MAX_MODULE_LINES = 500
+
+
+def long_modules(limit: int = MAX_MODULE_LINES, paths=None, root: Path = PKG.parent) -> list[str]:
+    """``"path (N lines)"`` for every module over ``limit`` lines (paths relative to ``root``), longest first."""
+    paths = MODULES.values() if paths is None else paths
+    sizes = {p: len(p.read_text(encoding="utf-8").splitlines()) for p in paths}
+    return [f"{p.relative_to(root)} ({n} lines)" for p, n in sorted(sizes.items(), key=lambda kv: -kv[1])
+            if n > limit]
+
+
+def test_no_labsim_module_is_over_500_lines():
+    too_long = long_modules()
+    assert too_long == [], (f"{len(too_long)} labsim modules are over {MAX_MODULE_LINES} lines: "
+                            + "; ".join(too_long))
+
+
+def test_the_module_length_check_can_fail(tmp_path):
+    planted = [tmp_path / "at_limit.py", tmp_path / "over.py", tmp_path / "far_over.py"]
+    for p, n in zip(planted, (MAX_MODULE_LINES, MAX_MODULE_LINES + 1, 2 * MAX_MODULE_LINES)):
+        p.write_text("x = 1\n" * n)
+    assert long_modules(paths=planted, root=tmp_path) == ["far_over.py (1000 lines)", "over.py (501 lines)"]
+    assert len(long_modules(limit=50)) > 10  # it reads labsim's own modules: many are over 50 lines
+
+
+# ---- chapters draw through labsim.viz ----------------------------------------------------------------
+BOOK = PKG.parent
+PAGES = sorted((BOOK / "chapters").glob("*.md")) + sorted((BOOK / "book").glob("*.md"))
+
+#: what only labsim.viz may do: build a Plotly figure by hand
+HAND_BUILT = [
+    (re.compile(r"\bgo\s*\.\s*Figure\b"), "go.Figure"),
+    (re.compile(r"\bmake_subplots\b"), "make_subplots"),
+    (re.compile(r"^\s*(import\s+plotly\b|from\s+plotly\b)"), "import plotly"),
+]
+
+
+def code_cells(text: str):
+    """(first line number, source) of every ``{code-cell}`` of a MyST page (fences of 3+ backticks or
+    tildes); the cell's ``:option:`` lines and ``---`` front matter are part of the source."""
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        m = re.match(r"^(`{3,}|~{3,})\{code-cell\}", lines[i])
+        if not m:
+            i += 1
+            continue
+        fence, start = m.group(1), i + 1
+        j = start
+        while j < len(lines) and not re.fullmatch(re.escape(fence[0]) + "{%d,}\\s*" % len(fence), lines[j]):
+            j += 1
+        yield start + 1, "\n".join(lines[start:j])
+        i = j + 1
+
+
+def hand_built_figures(text: str) -> list[str]:
+    """``"line N: what"`` for each line of a code cell that builds a Plotly figure by hand."""
+    out = []
+    for first, src in code_cells(text):
+        for k, line in enumerate(src.splitlines()):
+            code = line.split("#", 1)[0]
+            found = [what for pattern, what in HAND_BUILT if pattern.search(code)]
+            if found:
+                out.append(f"line {first + k}: {', '.join(found)}")
+    return out
+
+
+def test_no_chapter_builds_a_plotly_figure_by_hand():
+    """Every figure goes through labsim.viz: no ``go.Figure``, ``make_subplots`` or ``import plotly`` in a
+    code cell of a chapter (chapters/*.md) or a book page (book/*.md)."""
+    assert len(PAGES) > 10
+    bad = {str(p.relative_to(BOOK)): hand_built_figures(p.read_text(encoding="utf-8")) for p in PAGES}
+    bad = {k: v for k, v in bad.items() if v}
+    assert bad == {}, (f"{sum(map(len, bad.values()))} hand-built figures in {len(bad)} pages; put a figure "
+                       "helper in labsim.viz: " + "; ".join(f"{k} ({', '.join(v)})" for k, v in bad.items()))
+
+
+def test_the_chapter_figure_check_can_fail():
+    page = "\n".join([
+        "Prose may say go.Figure() and show it in a plain block:", "```python", "fig = go.Figure()", "```",
+        "```{code-cell} ipython3", ":tags: [hide-input]", "", "import plotly.graph_objects as go",
+        "fig = go.Figure(go.Bar(x=[1], y=[2]))  # by hand", "from plotly.subplots import make_subplots",
+        "# go.Figure() in a comment is fine", "```",
+        "````{code-cell} ipython3", "viz.show(fig)", "```", "fig2 = go . Figure()", "````",
+        "```{code-cell} ipython3", "fig = viz.bar(...)", "```",
+    ])
+    assert [first for first, _ in code_cells(page)] == [6, 14, 19]
+    assert hand_built_figures(page) == ["line 8: import plotly", "line 9: go.Figure",
+                                        "line 10: make_subplots, import plotly", "line 16: go.Figure"]
+
+
+@pytest.mark.parametrize("name", ["labsim.numpy", "labsim.nn", "labsim.autodiff", "labsim.collectives",
+                                  "labsim.machines.parallelism", "labsim.viz.printface"])
+def test_a_sub_namespace_exports_its_api(name):
+    """``__all__`` lists what a reader calls: each name exists, none is private, a star import brings
+    exactly those names (not the modules and helpers the namespace imports for itself)."""
+    import importlib
+    mod = importlib.import_module(name)
+    names = list(mod.__all__)
+    assert len(names) == len(set(names)) and all(hasattr(mod, n) and not n.startswith("_") for n in names)
+    ns: dict = {}
+    exec(f"from {name} import *", ns)
+    assert set(ns) - {"__builtins__"} == set(names)

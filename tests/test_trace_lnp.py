@@ -267,3 +267,22 @@ def test_lnp_names_mirror_jax_numpy():
                  "float32", "bfloat16", "asarray", "zeros", "ones"]:
         assert hasattr(lnp, name), name
     assert set(lnp.__all__) <= set(dir(lnp))
+
+
+def test_a_precision_pair_takes_the_more_precise_one():
+    """``precision=(lhs, rhs)`` as jnp.dot has it: the more precise operand decides (this once called
+    ``lnp.max`` in place of the builtin and raised a TypeError)."""
+    g = ls.trace(lambda a, b: lnp.dot(a, b, precision=("high", "highest")), S((2, 3)), S((3, 4)))
+    assert g.nodes[0].attr("precision") == "highest"
+    g = ls.trace(lambda a, b: lnp.dot(a, b, precision=(None, "high")), S((2, 3)), S((3, 4)))
+    assert g.nodes[0].attr("precision") == "high"
+    with pytest.raises(ValueError, match="precision"):
+        lnp.dot(rand(2, 3), rand(3, 4), precision=("high", "high", "high"))
+
+
+def test_the_numpy_front_end_is_a_package_of_small_modules():
+    """``labsim.numpy`` is one namespace over small modules; each name in ``__all__`` is the one its module
+    defines (re-exported, not copied)."""
+    from labsim.frontend.numpy import elementwise, linalg, reductions
+    assert lnp.add is elementwise.add and lnp.einsum is linalg.einsum and lnp.sum is reductions.sum
+    assert not [n for n in lnp.__all__ if n.startswith("_")]

@@ -26,10 +26,12 @@ from ..core.ir import Graph, Node, Var
 from ..core.pytree import leaf_names, tree_flatten, tree_map, tree_unflatten
 from ..core.trace import Tracer, bind, expand_composites as decompose, inline, trace
 from . import numpy as lnp
+from .numpy.arrays import _dtype, _shape
+from .numpy.indexing import _getitem
 
 
 def _sum_to_shape(c, shape: tuple[int, ...]):
-    return c if lnp._shape(c) == shape else lnp.reshape(lnp.sum(c), shape)
+    return c if _shape(c) == shape else lnp.reshape(lnp.sum(c), shape)
 
 
 def _vjp_max_min(c, x, y, out, is_max: bool):
@@ -42,12 +44,12 @@ def _vjp_max_min(c, x, y, out, is_max: bool):
 
 def _reduce_back(c, n: Node, x):
     axes = n.attr("axes")
-    keep = tuple(1 if i in axes else d for i, d in enumerate(lnp._shape(x)))
-    return lnp.broadcast_to(lnp.reshape(c, keep), lnp._shape(x))
+    keep = tuple(1 if i in axes else d for i, d in enumerate(_shape(x)))
+    return lnp.broadcast_to(lnp.reshape(c, keep), _shape(x))
 
 
 def _dot_vjp(c, n: Node, x, y):
-    L, R, out = ops.dot_subscripts(len(lnp._shape(x)), len(lnp._shape(y)), n.attr("contracting"), n.attr("batch"))
+    L, R, out = ops.dot_subscripts(len(_shape(x)), len(_shape(y)), n.attr("contracting"), n.attr("batch"))
     p = n.attr("precision")  # the backward products keep the forward product's precision, as in JAX
     return lnp.einsum(f"{out},{R}->{L}", c, y, precision=p), lnp.einsum(f"{L},{out}->{R}", x, c, precision=p)
 
@@ -55,7 +57,7 @@ def _dot_vjp(c, n: Node, x, y):
 def _broadcast_vjp(c, n: Node, x):
     shape = n.attr("shape")
     dims = n.attr("broadcast_dimensions")
-    xs = lnp._shape(x)
+    xs = _shape(x)
     sum_axes = [d for d in range(len(shape)) if d not in dims]
     sum_axes += [d for i, d in enumerate(dims) if xs[i] == 1 and shape[d] != 1]
     if sum_axes:
@@ -67,15 +69,15 @@ def _slice_vjp(c, n: Node, x):
     start, limit, strides = n.attr("start_indices"), n.attr("limit_indices"), n.attr("strides")
     if any(s != 1 for s in strides):
         raise NotImplementedError("grad of a strided slice is not supported by labsim")
-    xs = lnp._shape(x)
+    xs = _shape(x)
     for d in range(len(xs)):
-        cs = list(lnp._shape(c))
+        cs = list(_shape(c))
         parts = []
         if start[d] > 0:
-            parts.append(lnp.zeros(tuple(cs[:d] + [start[d]] + cs[d + 1:]), lnp._dtype(c)))
+            parts.append(lnp.zeros(tuple(cs[:d] + [start[d]] + cs[d + 1:]), _dtype(c)))
         parts.append(c)
         if xs[d] - limit[d] > 0:
-            parts.append(lnp.zeros(tuple(cs[:d] + [xs[d] - limit[d]] + cs[d + 1:]), lnp._dtype(c)))
+            parts.append(lnp.zeros(tuple(cs[:d] + [xs[d] - limit[d]] + cs[d + 1:]), _dtype(c)))
         if len(parts) > 1:
             c = lnp.concatenate(parts, axis=d)
     return c
@@ -83,20 +85,20 @@ def _slice_vjp(c, n: Node, x):
 
 def _update_slice_vjp(c, n: Node, u):
     start = n.attr("start_indices")
-    ushape = lnp._shape(u)
+    ushape = _shape(u)
     idx = tuple(slice(s0, s0 + k) for s0, k in zip(start, ushape))
-    dx = bind("update_slice", c, lnp.zeros(ushape, lnp._dtype(c)), start_indices=tuple(start))
-    return dx, lnp._getitem(c, idx)
+    dx = bind("update_slice", c, lnp.zeros(ushape, _dtype(c)), start_indices=tuple(start))
+    return dx, _getitem(c, idx)
 
 
 def _concat_vjp(c, n: Node, *xs):
     d = n.attr("dimension")
     outs, off = [], 0
     for x in xs:
-        size = lnp._shape(x)[d]
-        idx = [slice(None)] * len(lnp._shape(c))
+        size = _shape(x)[d]
+        idx = [slice(None)] * len(_shape(c))
         idx[d] = slice(off, off + size)
-        outs.append(lnp._getitem(c, tuple(idx)))
+        outs.append(_getitem(c, tuple(idx)))
         off += size
     return tuple(outs)
 
@@ -139,12 +141,12 @@ _VJP_RULES: dict[str, Callable[..., tuple]] = {
     "power": lambda c, n, x, y, out: (c * y * lnp.power(x, y - 1.0), c * lnp.log(x) * out),
     "compare": lambda c, n, x, y, out: (None, None),
     "select": lambda c, n, p, a, b, out: (None, lnp.where(p, c, 0.0), lnp.where(p, 0.0, c)),
-    "convert": lambda c, n, x, out: (lnp.astype(c, lnp._dtype(x)) if is_float(lnp._dtype(x)) else None,),
+    "convert": lambda c, n, x, out: (lnp.astype(c, _dtype(x)) if is_float(_dtype(x)) else None,),
     "reduce_sum": lambda c, n, x, out: (_reduce_back(c, n, x),),
     "reduce_max": lambda c, n, x, out: _reduce_max_vjp(c, n, x, out),
     "reduce_min": lambda c, n, x, out: _reduce_max_vjp(c, n, x, out),
     "dot": lambda c, n, x, y, out: _dot_vjp(c, n, x, y),
-    "reshape": lambda c, n, x, out: (lnp.reshape(c, lnp._shape(x)),),
+    "reshape": lambda c, n, x, out: (lnp.reshape(c, _shape(x)),),
     "transpose": lambda c, n, x, out: (lnp.transpose(c, np.argsort(n.attr("permutation")).tolist()),),
     "broadcast": lambda c, n, x, out: (_broadcast_vjp(c, n, x),),
     "slice": lambda c, n, x, out: (_slice_vjp(c, n, x),),
@@ -191,7 +193,7 @@ def vjp_graph(g: Graph, args: Sequence[Any], out_cotangent: Any) -> tuple[Any, l
         cts_in = rule(c, n, *vals, env[id(n.out)])
         for a, ca in zip(n.operands, cts_in):
             if isinstance(a, Var) and ca is not None:
-                ca = _sum_to_shape(ca, a.aval.shape) if lnp._shape(ca) != a.aval.shape else ca
+                ca = _sum_to_shape(ca, a.aval.shape) if _shape(ca) != a.aval.shape else ca
                 ct[id(a)] = ct[id(a)] + ca if id(a) in ct else ca
     grads = []
     for v in g.inputs:
@@ -358,9 +360,12 @@ def vjp(f: Callable, *args) -> tuple[Any, Callable]:
         if tree != g.out_tree:
             raise ValueError(f"vjp({fname}): the cotangent has structure {tree}, but {fname} returned {g.out_tree}")
         for i, (c, a) in enumerate(zip(cts, g.out_avals)):
-            if tuple(lnp._shape(c)) != a.shape:
-                raise ValueError(f"vjp({fname}): cotangent {i} has shape {tuple(lnp._shape(c))}, the output is {a.short()}")
+            if tuple(_shape(c)) != a.shape:
+                raise ValueError(f"vjp({fname}): cotangent {i} has shape {tuple(_shape(c))}, the output is {a.short()}")
         flat = vjp_graph(g, flat_args, cts if len(cts) != 1 else cts[0])[1]
         return tuple(_split(flat, args))
 
     return primal, pullback
+
+
+__all__ = ["grad", "value_and_grad", "vjp", "vjp_graph"]

@@ -12,9 +12,11 @@ import numbers
 import numpy as _np
 
 from ..core.avals import ShapeDtype, ShapeError
-from ..core.dtypes import result_dtype
+from ..core.dtypes import is_float, result_dtype
 from ..core.trace import Tracer, bind, register_composite
 from . import numpy as lnp
+from .numpy.arrays import _dtype, _norm_axis, _shape
+from .numpy.elementwise import _unary
 
 
 def relu(x):
@@ -22,7 +24,7 @@ def relu(x):
 
 
 def sigmoid(x):
-    return lnp._unary("logistic", x)
+    return _unary("logistic", x)
 
 
 def silu(x):
@@ -37,7 +39,7 @@ def _one_axis(axis, x, op: str) -> int:
     if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
         raise ShapeError(f"{op}: axis must be one int, got {type(axis).__name__} {axis!r} "
                          f"(labsim's {op} works along a single axis)")
-    return lnp._norm_axis(axis, len(lnp._shape(x)), op)
+    return _norm_axis(axis, len(_shape(x)), op)
 
 
 # -- softmax ------------------------------------------------------------------------------------
@@ -65,7 +67,7 @@ register_composite("softmax", _same_shape, _softmax_impl, _softmax_decompose,
 
 def softmax(x, axis: int = -1):
     """Numerically stable softmax along ``axis`` (a composite op)."""
-    if lnp._dtype(x) is None or not lnp.is_float(lnp._dtype(x)):
+    if _dtype(x) is None or not is_float(_dtype(x)):
         x = lnp.astype(lnp.asarray(x), "float32")
     axis = _one_axis(axis, x, "softmax")
     return bind("softmax", x, axis=axis)
@@ -95,7 +97,7 @@ register_composite("gelu", _same_shape, _gelu_impl, _gelu_decompose,
 
 def gelu(x, approximate: bool = True):
     """GELU; ``approximate=True`` is the tanh form (``jax.nn.gelu``'s default)."""
-    if lnp._dtype(x) is None or not lnp.is_float(lnp._dtype(x)):
+    if _dtype(x) is None or not is_float(_dtype(x)):
         x = lnp.astype(lnp.asarray(x), "float32")
     return bind("gelu", x, approximate=bool(approximate))
 
@@ -153,7 +155,7 @@ register_composite(
 
 
 def _ln(x, gamma, beta, axis, eps):
-    if lnp._dtype(x) is None or not lnp.is_float(lnp._dtype(x)):
+    if _dtype(x) is None or not is_float(_dtype(x)):
         x = lnp.astype(lnp.asarray(x), "float32")
     axis = _one_axis(axis, x, "layer_norm")
     affine = [lnp.asarray(a) if not isinstance(a, (Tracer, _np.ndarray)) else a for a in (gamma, beta) if a is not None]

@@ -41,15 +41,47 @@ import numpy as np
 from ..hardware import Link
 from ..hardware import get as _get_chip
 from ..hardware.systems import NODES
+from ..support.choice import Choice
 
-OPS = ("all_gather", "reduce_scatter", "all_reduce", "all_to_all")
-TOPOLOGIES = ("ring", "bidir_ring", "torus", "mesh", "switch")
+
+class Collective(Choice):
+    """The four collectives (``op=``); each accepts its string too: ``"all_reduce"`` is ``ALL_REDUCE``."""
+
+    ALL_GATHER = "all_gather"
+    REDUCE_SCATTER = "reduce_scatter"
+    ALL_REDUCE = "all_reduce"
+    ALL_TO_ALL = "all_to_all"
+
+    @property
+    def title(self) -> str:
+        """The name as the text writes it: ``"AllReduce"``."""
+        return NAMES[self]
+
+
+class Topology(Choice):
+    """How the devices are joined (``topology=``); each accepts its string too: ``"ring"`` is ``RING``.
+    The module docstring gives each one's cost model."""
+
+    RING = "ring"
+    BIDIR_RING = "bidir_ring"
+    TORUS = "torus"
+    MESH = "mesh"
+    SWITCH = "switch"
+
+
+OPS = Collective.values()
+TOPOLOGIES = Topology.values()
 NAMES = {"all_gather": "AllGather", "reduce_scatter": "ReduceScatter", "all_reduce": "AllReduce",
          "all_to_all": "AllToAll"}
 
 
 class CollectiveError(ValueError):
     """Bad input to a collective: a count, a shape, a topology or a sharding that cannot work."""
+
+
+def _topology(topology) -> Topology:
+    """``topology=`` as a :class:`Topology`, or a CollectiveError listing the accepted values."""
+    return Topology.of(topology, "topology", CollectiveError)
 
 
 def _link(link, which: str = "chip_link") -> Link:
@@ -70,18 +102,18 @@ def _count(n, name="n") -> int:
     return int(n)
 
 
-def _op(op):
-    if op not in OPS:
-        raise CollectiveError(f"unknown collective {op!r}; expected one of {', '.join(OPS)}")
-    return op
+def _op(op) -> Collective:
+    """``op=`` as a :class:`Collective`, or a CollectiveError listing the accepted values."""
+    return Collective.of(op, "collective", CollectiveError)
 
 
-def ring_time(op: str, nbytes: float, n: int, bw: float, latency: float = 0.0, directions: int = 1) -> float:
+def ring_time(op: Collective | str, nbytes: float, n: int, bw: float, latency: float = 0.0,
+              directions: int = 1) -> float:
     """Seconds for ``op`` on a ring of ``n`` devices (``directions=2``: a bidirectional ring).
 
     A line of ``n`` devices (no wraparound) costs the same as the one-way ring (``directions=1``)."""
     n = _count(n)
-    _op(op)
+    op = _op(op)
     if n == 1:
         return 0.0
     b = nbytes / directions
@@ -92,10 +124,11 @@ def ring_time(op: str, nbytes: float, n: int, bw: float, latency: float = 0.0, d
     return (n - 1) * latency + b * (n - 1) / (2 * bw)  # all_to_all
 
 
-def switch_time(op: str, nbytes: float, n: int, bw: float, latency: float = 0.0, nvls: bool = False) -> float:
+def switch_time(op: Collective | str, nbytes: float, n: int, bw: float, latency: float = 0.0,
+                nvls: bool = False) -> float:
     """Seconds for ``op`` on ``n`` devices behind one switch; ``nvls``: the switch reduces (AllReduce only)."""
     n = _count(n)
-    _op(op)
+    op = _op(op)
     if n == 1:
         return 0.0
     if nvls and op == "all_reduce":
@@ -117,14 +150,15 @@ def wraps(mesh: Sequence[int], wrap) -> tuple[bool, ...]:
     return tuple(bool(x) for x in w)
 
 
-def grid_time(op: str, nbytes: float, mesh: Sequence[int], bw: float, latency: float = 0.0, wrap=True) -> float:
+def grid_time(op: Collective | str, nbytes: float, mesh: Sequence[int], bw: float, latency: float = 0.0,
+              wrap=True) -> float:
     """Seconds for ``op`` on a mesh of ``mesh`` devices, axes one after the other; an axis with
     wraparound is a bidirectional ring, one without a line (a one-way ring's cost)."""
     dims = [_count(d, "a mesh axis") for d in mesh]
     if not dims:
         raise CollectiveError("mesh must name at least one axis, e.g. mesh=(4, 4)")
     w = wraps(dims, wrap)
-    _op(op)
+    op = _op(op)
     if op == "all_reduce":
         return grid_time("reduce_scatter", nbytes, dims, bw, latency, w) + \
             grid_time("all_gather", nbytes, dims, bw, latency, w)
@@ -136,7 +170,8 @@ def grid_time(op: str, nbytes: float, mesh: Sequence[int], bw: float, latency: f
                for i, (d, wr) in enumerate(zip(dims, w)))
 
 
-def time(op: str, nbytes: float, n: int | None = None, link="H100 SXM", topology: str = "ring",
+def time(op: Collective | str, nbytes: float, n: int | None = None, link="H100 SXM",
+         topology: Topology | str = "ring",
          mesh: Sequence[int] | None = None, latency: float | None = None, wrap=None, nvls: bool = False) -> float:
     """Closed-form seconds for collective ``op`` on ``nbytes`` (the full, unsharded array's bytes).
 
@@ -144,9 +179,7 @@ def time(op: str, nbytes: float, n: int | None = None, link="H100 SXM", topology
     the GPUs, one ICI link for the TPUs). ``topology`` is one of ``ring``, ``bidir_ring``, ``torus``
     (give ``mesh``; every axis wraps), ``mesh`` (give ``mesh``; ``wrap`` says which axes wrap, none by
     default) or ``switch`` (``nvls=True``: the switch reduces). ``latency`` overrides the link's."""
-    _op(op)
-    if topology not in TOPOLOGIES:
-        raise CollectiveError(f"unknown topology {topology!r}; expected one of {', '.join(TOPOLOGIES)}")
+    op, topology = _op(op), _topology(topology)
     if not nbytes >= 0:
         raise CollectiveError(f"nbytes must be >= 0, got {nbytes!r}")
     if nvls and topology != "switch":
@@ -172,7 +205,7 @@ def time(op: str, nbytes: float, n: int | None = None, link="H100 SXM", topology
     return switch_time(op, nbytes, n, lk.bandwidth, a, nvls)
 
 
-def hierarchical_time(op: str, nbytes: float, n: int, node_link, network, per_node: int = 8,
+def hierarchical_time(op: Collective | str, nbytes: float, n: int, node_link, network, per_node: int = 8,
                       latency: float | None = None, nvls: bool = False) -> float:
     """Closed-form seconds for ``op`` on ``n`` GPUs: nodes of ``per_node`` GPUs on one switch
     (``node_link``), the nodes joined by a network with one link per GPU (``network``).
@@ -182,7 +215,7 @@ def hierarchical_time(op: str, nbytes: float, n: int, node_link, network, per_no
     of ``B/g`` over ``k`` nodes on the network + switch AllGather of ``B``; ReduceScatter and AllGather
     are their halves; AllToAll sends ``(g−1)/n·B`` through the switch and ``(n−g)/n·B`` through the
     network at once: ``α + max`` of the two. ``latency`` overrides both links' latencies."""
-    _op(op)
+    op = _op(op)
     n, g = _count(n), _count(per_node, "per_node")
     if not nbytes >= 0:
         raise CollectiveError(f"nbytes must be >= 0, got {nbytes!r}")
@@ -203,7 +236,7 @@ def hierarchical_time(op: str, nbytes: float, n: int, node_link, network, per_no
     return rs_in + across
 
 
-def node_time(op: str, nbytes: float, n: int, node: str = "DGX H100", nvls: bool = False,
+def node_time(op: Collective | str, nbytes: float, n: int, node: str = "DGX H100", nvls: bool = False,
               latency: float | None = None) -> float:
     """:func:`hierarchical_time` for ``n`` GPUs in nodes of the preset ``node`` (``hardware.systems.NODES``):
     its GPUs' NVLink through the node's switch, its scale-out network between nodes."""
@@ -213,5 +246,5 @@ def node_time(op: str, nbytes: float, n: int, node: str = "DGX H100", nvls: bool
     return hierarchical_time(op, nbytes, n, sysm.preset.chip_link, sysm.scale_out, sysm.size, latency, nvls)
 
 
-__all__ = ["OPS", "TOPOLOGIES", "NAMES", "CollectiveError", "ring_time", "switch_time", "grid_time", "wraps",
-           "time", "hierarchical_time", "node_time"]
+__all__ = ["Collective", "Topology", "OPS", "TOPOLOGIES", "NAMES", "CollectiveError", "ring_time", "switch_time",
+           "grid_time", "wraps", "time", "hierarchical_time", "node_time"]

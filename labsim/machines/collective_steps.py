@@ -137,11 +137,12 @@ def ring_rs_array(values: dict, members: list, ax: int, base: int):
     P = np.arange(m)
     nb = x[0, 0].nbytes
     steps = []
+    nxt = members[1:] + members[:1]
+    what = [f"partial sum for device {d}" for d in members]  # made once, not once per send
     for s in range(m - 1):
         q = (P - s - 1) % m
         x[(P + 1) % m, q] += x[P, q]
-        steps.append([(members[p], members[(p + 1) % m], nb, f"partial sum for device {members[q[p]]}", base)
-                      for p in range(m)])
+        steps.append([(src, dst, nb, what[c], base) for src, dst, c in zip(members, nxt, q.tolist())])
     return {d: x[p, p].copy() for p, d in enumerate(members)}, steps
 
 
@@ -155,11 +156,12 @@ def ring_ag_array(values: dict, members: list, ax: int, base: int):
     y[P, P] = np.stack([values[d] for d in members])
     nb = first.nbytes
     steps = []
+    nxt = members[1:] + members[:1]
+    what = [f"chunk of device {d}" for d in members]
     for s in range(m - 1):
         c = (P - s) % m
         y[(P + 1) % m, c] = y[P, c]
-        steps.append([(members[p], members[(p + 1) % m], nb, f"chunk of device {members[c[p]]}", base)
-                      for p in range(m)])
+        steps.append([(src, dst, nb, what[k], base) for src, dst, k in zip(members, nxt, c.tolist())])
     return {d: _unchunked(y[p], ax) for p, d in enumerate(members)}, steps
 
 

@@ -12,32 +12,49 @@ line) on ``ring``, ``bidir_ring``, ``torus``, ``mesh`` (axes with or without wra
 run's time equals the closed form of ``collective_costs.py`` (its docstring gives the model and the
 formulas). The closed forms, ``hierarchical_time`` (switch nodes joined by a network), the sharding
 rules and FSDP's memory (``sharding.py``) are re-exported here, so ``ls.collectives`` is the one name.
+
+The choices are enums that also take their strings: ``op`` a :class:`Collective` (``"all_reduce"``),
+``topology`` a :class:`Topology` (``"ring"``), a parallelism ``strategy`` a :class:`Strategy`
+(``"fsdp"``); a result's ``.op`` and ``.topology`` are the members, equal to their strings.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
+import operator
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import collective_steps as _steps
 from . import parallelism
-from .collective_costs import (NAMES, OPS, TOPOLOGIES, CollectiveError, _count, _link, grid_time,
-                               hierarchical_time, node_time, ring_time, switch_time, time, wraps)
+from .parallelism import Strategy
+from .collective_costs import (NAMES, OPS, TOPOLOGIES, Collective, CollectiveError, Topology, _count, _link, _op,
+                               _topology, grid_time, hierarchical_time, node_time, ring_time, switch_time, time,
+                               wraps)
 from .events import Event, EventKind, Trace, UnitId, UnitKind
 from .sharding import MatmulPlan, fsdp_memory, fsdp_peak, fsdp_timeline, matmul, shard
 
 # ------------------------------------------------------------------------------------- step by step
+#: A run of 256 devices makes 130,560 COPY events. Its sends pass Event's checks by construction (a LINK
+#: UnitId, end > start, nbytes >= 0), and the checks were half the run's time, so ``_Run.step`` fills
+#: each event's fields directly. Only while Event has exactly these fields and no slots; otherwise it
+#: calls the constructor. (tests/test_collectives.py checks that both give equal events.)
+_nbytes_of = operator.itemgetter(2)  # a send's bytes
+_TRUSTED_EVENTS = (tuple(f.name for f in dataclasses.fields(Event)) ==
+                   ("unit", "name", "start", "end", "kind", "detail", "nbytes", "flops")
+                   and not hasattr(Event, "__slots__"))
+
 @dataclass(frozen=True)
 class Result:
     """What a collective leaves on each device, the sends it made, and how long it took."""
 
-    op: str
+    op: Collective
     values: list
     trace: Trace
     steps: int
     time: float
-    topology: str
+    topology: Topology
 
 
 class _Run:
@@ -47,6 +64,7 @@ class _Run:
         self.now, self.steps = 0.0, 0
         self._units: dict = {}  # one UnitId per (device, link): thousands of sends share them
         self._paths: dict = {}  # "device 3 → device 4", made once per pair
+        self._routes: dict = {}  # (src, dst, link) -> (unit, path)
 
     def _unit(self, src, idx):
         u = self._units.get((src, idx))
@@ -58,17 +76,31 @@ class _Run:
         """``sends``: (src, dst, nbytes, what, link index) all at once; the step lasts α + max bytes / bw."""
         if not sends:
             return
-        d = self.lk.latency + max(s[2] for s in sends) / self.lk.bandwidth
+        d = self.lk.latency + max(map(_nbytes_of, sends)) / self.lk.bandwidth
         t0, t1, copy, ev = self.now, self.now + d, EventKind.COPY, self.events.append
-        units, paths = self._units, self._paths
+        routes = self._routes
+        new, fill = object.__new__, object.__setattr__
         for src, dst, nb, what, idx in sends:
-            u = units.get((src, idx)) or self._unit(src, idx)
-            path = paths.get((src, dst))
-            if path is None:
-                path = paths[(src, dst)] = f"device {src} → " + (dst if isinstance(dst, str) else f"device {dst}")
-            ev(Event(u, what, t0, t1, copy, path, nbytes=int(nb)))
+            route = routes.get((src, dst, idx))
+            if route is None:
+                route = routes[(src, dst, idx)] = self._route(src, dst, idx)
+            u, path = route
+            if _TRUSTED_EVENTS:
+                e = new(Event)
+                fill(e, "__dict__", {"unit": u, "name": what, "start": t0, "end": t1, "kind": copy, "detail": path,
+                                     "nbytes": int(nb), "flops": None})
+                ev(e)
+            else:
+                ev(Event(u, what, t0, t1, copy, path, nbytes=int(nb)))
         self.now = t1
         self.steps += 1
+
+    def _route(self, src, dst, idx):
+        """The sending unit and the words "device 3 → device 4" of one (src, dst, link), made once."""
+        path = self._paths.get((src, dst))
+        if path is None:
+            path = self._paths[(src, dst)] = f"device {src} → " + (dst if isinstance(dst, str) else f"device {dst}")
+        return self._unit(src, idx), path
 
     def result(self, values):
         units = [self._unit(i, 0) for i in range(self.n)]  # the same objects the events hold: cheap set look-ups
@@ -100,21 +132,22 @@ def _axis(a, axis, op):
     return axis % a.ndim
 
 
-def _topo(topology, op, mesh, n, wrap=None):
-    """The topology checked, and the grid's axes with their wraparound (``()`` for the other topologies)."""
-    allowed = ("ring", "switch") if op == "all_to_all" else TOPOLOGIES
+def _topo(topology, op, mesh, n, wrap=None) -> tuple[Topology, tuple]:
+    """The topology checked (a :class:`Topology`), and the grid's axes with their wraparound (``()`` for
+    the other topologies)."""
+    topology = _topology(topology)
+    allowed = (Topology.RING, Topology.SWITCH) if op == Collective.ALL_TO_ALL else tuple(Topology)
     if topology not in allowed:
-        raise CollectiveError(f"the step-by-step {op} supports topology {', '.join(map(repr, allowed))}, got "
-                              f"{topology!r}" + (" (use collectives.time for its closed form)"
-                                                 if topology in TOPOLOGIES else ""))
-    if topology not in ("torus", "mesh"):
-        return ()
+        raise CollectiveError(f"the step-by-step {op} supports topology {', '.join(repr(t.value) for t in allowed)}, "
+                              f"got {topology.value!r} (use collectives.time for its closed form)")
+    if topology not in (Topology.TORUS, Topology.MESH):
+        return topology, ()
     if mesh is None:
         raise CollectiveError(f"a {topology} needs mesh=(n1, n2, ...), the devices along each axis")
     dims = tuple(_count(d, "a mesh axis") for d in mesh)
     if math.prod(dims) != n:
         raise CollectiveError(f"the mesh {dims} holds {math.prod(dims)} devices but {n} arrays were given")
-    return tuple(zip(dims, wraps(dims, True if topology == "torus" else wrap)))
+    return topology, tuple(zip(dims, wraps(dims, True if topology == Topology.TORUS else wrap)))
 
 
 def _phases(op: str, arrs: list, ax: int, topology: str, grid: tuple, run: "_Run") -> list:
@@ -128,7 +161,7 @@ def _phases(op: str, arrs: list, ax: int, topology: str, grid: tuple, run: "_Run
         axes = list(range(len(dims))) if op == "reduce_scatter" else list(range(len(dims)))[::-1]
         plan = [(a, "bidir" if grid[a][1] else "line", _steps.groups(dims, a)) for a in axes]
     else:
-        plan = [(0, "bidir" if topology == "bidir_ring" else "ring", [list(range(n))])]
+        plan = [(0, "bidir" if topology == Topology.BIDIR_RING else "ring", [list(range(n))])]
     fn = _steps.scatter if op == "reduce_scatter" else _steps.gather
     for a, mode, groups in plan:
         new, per_group = {}, []
@@ -142,7 +175,8 @@ def _phases(op: str, arrs: list, ax: int, topology: str, grid: tuple, run: "_Run
     return [values[d] for d in range(n)]
 
 
-def all_gather(shards, axis: int = 0, link="H100 SXM", topology: str = "ring", mesh=None, wrap=None) -> Result:
+def all_gather(shards, axis: int = 0, link="H100 SXM", topology: Topology | str = "ring", mesh=None,
+               wrap=None) -> Result:
     """Every device ends with the concatenation of all shards along ``axis`` (device 0's first).
 
     ``topology``: ``ring``, ``bidir_ring`` (half of each shard each way round), ``torus`` (give ``mesh``;
@@ -152,26 +186,27 @@ def all_gather(shards, axis: int = 0, link="H100 SXM", topology: str = "ring", m
     _same_shape(arrs, "all_gather")
     ax = _axis(arrs[0], axis, "all_gather")
     n = len(arrs)
-    grid = _topo(topology, "all_gather", mesh, n, wrap)
-    run = _Run("all_gather", n, _link(link), topology)
+    topology, grid = _topo(topology, Collective.ALL_GATHER, mesh, n, wrap)
+    run = _Run(Collective.ALL_GATHER, n, _link(link), topology)
     return run.result(_gather(arrs, ax, topology, grid, run))
 
 
 def _gather(arrs, ax, topology, grid, run):
     n = len(arrs)
-    if topology == "switch":
+    if topology == Topology.SWITCH:
         if n > 1:  # every device sends its shard to every other at once, through its one link
             run.step([(i, (i + 1) % n, arrs[i].nbytes * (n - 1), f"chunk {i} to all", 0) for i in range(n)])
         return [np.concatenate(arrs, axis=ax) for _ in range(n)]
     return _phases("all_gather", arrs, ax, topology, grid, run)
 
 
-def reduce_scatter(arrays, axis: int = 0, link="H100 SXM", topology: str = "ring", mesh=None, wrap=None) -> Result:
+def reduce_scatter(arrays, axis: int = 0, link="H100 SXM", topology: Topology | str = "ring", mesh=None,
+                   wrap=None) -> Result:
     """Device ``i`` ends with chunk ``i`` (along ``axis``) of the sum of every device's array."""
     arrs, ax = _check_rs(arrays, axis, "reduce_scatter")
     n = len(arrs)
-    grid = _topo(topology, "reduce_scatter", mesh, n, wrap)
-    run = _Run("reduce_scatter", n, _link(link), topology)
+    topology, grid = _topo(topology, Collective.REDUCE_SCATTER, mesh, n, wrap)
+    run = _Run(Collective.REDUCE_SCATTER, n, _link(link), topology)
     return run.result(_scatter(arrs, ax, topology, grid, run))
 
 
@@ -188,37 +223,42 @@ def _check_rs(arrays, axis, op):
 
 def _scatter(arrs, ax, topology, grid, run):
     n = len(arrs)
-    if topology == "switch":
-        acc = [np.split(a, n, axis=ax) for a in arrs]
+    if topology == Topology.SWITCH:
+        acc = np.stack([_steps._chunked(a, n, ax) for a in arrs])  # acc[k, i]: device k's chunk i
         if n > 1:
-            run.step([(i, (i + 1) % n, acc[i][0].nbytes * (n - 1), "partial sums to owners", 0) for i in range(n)])
-        return [sum(acc[k][i] for k in range(n)) for i in range(n)]
+            run.step([(i, (i + 1) % n, acc[i, 0].nbytes * (n - 1), "partial sums to owners", 0) for i in range(n)])
+        total = acc[0].copy()
+        for k in range(1, n):  # device 0's chunks, then device 1's, ...: the order the owners add them
+            total += acc[k]
+        return list(total)
     return _phases("reduce_scatter", arrs, ax, topology, grid, run)
 
 
-def all_reduce(arrays, link="H100 SXM", topology: str = "ring", axis: int = 0, mesh=None, wrap=None,
+def all_reduce(arrays, link="H100 SXM", topology: Topology | str = "ring", axis: int = 0, mesh=None, wrap=None,
                nvls: bool = False) -> Result:
     """Every device ends with the sum of all arrays: ReduceScatter, then AllGather (the ring algorithm).
 
     ``nvls=True`` (``topology="switch"`` only): the switch adds (NVLink SHARP): one step in which every
     device sends its whole array into the switch and receives the sum."""
     if nvls:
-        if topology != "switch":
+        topology = _topology(topology)
+        if topology != Topology.SWITCH:
             raise CollectiveError(f"nvls=True needs topology='switch' (the switch does the sums), got {topology!r}")
         arrs = _check_shards(arrays, "arrays")
         _same_shape(arrs, "all_reduce")
-        run_ = _Run("all_reduce", len(arrs), _link(link), topology)
+        run_ = _Run(Collective.ALL_REDUCE, len(arrs), _link(link), topology)
         if len(arrs) > 1:
             run_.step([(i, "switch", a.nbytes, "array into the switch; the sum back", 0) for i, a in enumerate(arrs)])
         total = np.sum(arrs, axis=0)
         return run_.result([total.copy() for _ in arrs])
     arrs, ax = _check_rs(arrays, axis, "all_reduce")
-    grid = _topo(topology, "all_reduce", mesh, len(arrs), wrap)
-    run_ = _Run("all_reduce", len(arrs), _link(link), topology)  # one run: ReduceScatter's steps, then AllGather's
+    topology, grid = _topo(topology, Collective.ALL_REDUCE, mesh, len(arrs), wrap)
+    # one run: ReduceScatter's steps, then AllGather's
+    run_ = _Run(Collective.ALL_REDUCE, len(arrs), _link(link), topology)
     return run_.result(_gather(_scatter(arrs, ax, topology, grid, run_), ax, topology, grid, run_))
 
 
-def all_to_all(shards, split_axis: int = 0, concat_axis: int = 0, link="H100 SXM", topology: str = "ring",
+def all_to_all(shards, split_axis: int = 0, concat_axis: int = 0, link="H100 SXM", topology: Topology | str = "ring",
                mesh=None) -> Result:
     """Device ``i`` splits its array into ``n`` blocks along ``split_axis`` and sends block ``j`` to device
     ``j``; device ``j`` ends with the blocks from devices 0..n−1 joined along ``concat_axis``."""
@@ -230,49 +270,40 @@ def all_to_all(shards, split_axis: int = 0, concat_axis: int = 0, link="H100 SXM
     if arrs[0].shape[sa] % n:
         raise CollectiveError(f"all_to_all: split axis {sa} has {arrs[0].shape[sa]} entries, which {n} devices "
                               f"cannot share equally ({arrs[0].shape[sa]} is not a multiple of {n})")
-    _topo(topology, "all_to_all", mesh, n)
-    run = _Run("all_to_all", n, _link(link), topology)
-    blocks = [np.split(a, n, axis=sa) for a in arrs]
-    got = [{i: blocks[i][i]} for i in range(n)]
-    if topology == "ring":
-        flight = [[(j, i, blocks[i][j]) for j in range(n) if j != i] for i in range(n)]
-        while any(flight):
-            sends, new = [], [[] for _ in range(n)]
-            for i in range(n):
-                if flight[i]:
-                    sends.append((i, (i + 1) % n, sum(b.nbytes for _, _, b in flight[i]),
-                                  f"{len(flight[i])} blocks", 0))
-                    for dst, src, b in flight[i]:
-                        if dst == (i + 1) % n:
-                            got[dst][src] = b
-                        else:
-                            new[(i + 1) % n].append((dst, src, b))
-            flight = new
-            run.step(sends)
-    else:
-        if n > 1:
-            run.step([(i, (i + 1) % n, sum(blocks[i][j].nbytes for j in range(n) if j != i), "blocks to all", 0)
-                      for i in range(n)])
-        got = [{i: blocks[i][j] for i in range(n)} for j in range(n)]
-    return run.result([np.concatenate([g[i] for i in range(n)], axis=ca) for g in got])
+    topology, _ = _topo(topology, Collective.ALL_TO_ALL, mesh, n)
+    run = _Run(Collective.ALL_TO_ALL, n, _link(link), topology)
+    blocks = np.stack([_steps._chunked(a, n, sa) for a in arrs])  # blocks[i, j]: device i's block for j
+    got = np.empty_like(blocks)  # got[j, i]: the block device j received from device i
+    src = np.arange(n)
+    got[src, src] = blocks[src, src]  # its own block stays
+    bnb = blocks[0, 0].nbytes
+    if topology == Topology.RING:
+        # every block rides the ring towards its device: at step k each device forwards the n−k blocks
+        # that left device i−k+1 and are still on their way; the one k hops from its source arrives
+        for k in range(1, n):
+            dst = (src + k) % n
+            got[dst, src] = blocks[src, dst]
+            run.step([(i, (i + 1) % n, (n - k) * bnb, f"{n - k} blocks", 0) for i in range(n)])
+    elif n > 1:  # the switch: every block goes straight to its device, all at once
+        got = blocks.swapaxes(0, 1)
+        run.step([(i, (i + 1) % n, (n - 1) * bnb, "blocks to all", 0) for i in range(n)])
+    return run.result([_steps._unchunked(g, ca) for g in got])
 
 
-def run(op: str, arrays, link="H100 SXM", topology: str = "ring", **kw) -> Result:
-    """Run collective ``op`` (one of :data:`OPS`) step by step."""
-    fns = {"all_gather": all_gather, "reduce_scatter": reduce_scatter, "all_reduce": all_reduce,
-           "all_to_all": all_to_all}
-    if op not in fns:
-        raise CollectiveError(f"unknown collective {op!r}; expected one of {', '.join(OPS)}")
-    return fns[op](arrays, link=link, topology=topology, **kw)
+def run(op: Collective | str, arrays, link="H100 SXM", topology: Topology | str = "ring", **kw) -> Result:
+    """Run collective ``op`` (a :class:`Collective` or its string, one of :data:`OPS`) step by step."""
+    fns = {Collective.ALL_GATHER: all_gather, Collective.REDUCE_SCATTER: reduce_scatter,
+           Collective.ALL_REDUCE: all_reduce, Collective.ALL_TO_ALL: all_to_all}
+    return fns[_op(op)](arrays, link=link, topology=topology, **kw)
 
 
-def ring_schedule(op: str, n: int) -> list[list[tuple[int, int, int]]]:
+def ring_schedule(op: Collective | str, n: int) -> list[list[tuple[int, int, int]]]:
     """The ring's sends, step by step: ``(src, dst, chunk)`` per device (for drawing).
 
     ReduceScatter step ``s`` sends partial chunk ``(i−s−1) mod n``; AllGather step ``s`` sends finished
     chunk ``(i−s) mod n`` (AllGather after ReduceScatter starts from chunk ``i+1``, the one device ``i``
     finished). AllReduce is ReduceScatter's ``n−1`` steps then AllGather's."""
-    n = _count(n)
+    n, op = _count(n), _op(op)
     rs = [[(i, (i + 1) % n, (i - s - 1) % n) for i in range(n)] for s in range(n - 1)]
     ag = [[(i, (i + 1) % n, (i - s) % n) for i in range(n)] for s in range(n - 1)]
     if op == "reduce_scatter":
@@ -281,10 +312,10 @@ def ring_schedule(op: str, n: int) -> list[list[tuple[int, int, int]]]:
         return ag
     if op == "all_reduce":
         return rs + ag
-    raise CollectiveError(f"ring_schedule draws reduce_scatter, all_gather or all_reduce, got {op!r}")
+    raise CollectiveError(f"ring_schedule draws reduce_scatter, all_gather or all_reduce, got {op.value!r}")
 
 
-__all__ = ["OPS", "TOPOLOGIES", "NAMES", "CollectiveError", "Result", "MatmulPlan", "time", "ring_time",
-           "switch_time", "grid_time", "wraps", "hierarchical_time", "node_time", "parallelism", "all_gather",
-           "reduce_scatter", "all_reduce", "all_to_all", "run", "ring_schedule", "shard", "matmul", "fsdp_timeline",
-           "fsdp_memory", "fsdp_peak"]
+__all__ = ["Collective", "Topology", "Strategy", "OPS", "TOPOLOGIES", "NAMES", "CollectiveError", "Result",
+           "MatmulPlan", "time", "ring_time", "switch_time", "grid_time", "wraps", "hierarchical_time",
+           "node_time", "parallelism", "all_gather", "reduce_scatter", "all_reduce", "all_to_all", "run",
+           "ring_schedule", "shard", "matmul", "fsdp_timeline", "fsdp_memory", "fsdp_peak"]

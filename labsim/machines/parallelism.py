@@ -41,9 +41,21 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..hardware import get as _get_chip
-from .collective_costs import CollectiveError, _count, time
+from ..support.choice import Choice
+from .collective_costs import CollectiveError, Topology, _count, _topology, time
 
-STRATEGIES = ("data", "fsdp", "tensor", "pipeline", "expert")
+
+class Strategy(Choice):
+    """How a training step is split over devices (``strategy=``); each accepts its string too."""
+
+    DATA = "data"
+    FSDP = "fsdp"
+    TENSOR = "tensor"
+    PIPELINE = "pipeline"
+    EXPERT = "expert"
+
+
+STRATEGIES = Strategy.values()
 NAMES = {"data": "data parallel", "fsdp": "FSDP", "tensor": "tensor parallel", "pipeline": "pipeline parallel",
          "expert": "expert parallel"}
 
@@ -53,7 +65,7 @@ class StepTime:
     """Seconds per training step on one device: compute, communication (``comm``), the part of it that
     overlaps compute (``hidden``), and the pipeline's idle ``bubble``."""
 
-    strategy: str
+    strategy: Strategy
     devices: int
     compute: float
     comm: float
@@ -83,16 +95,15 @@ def _positive(v, name):
     return v
 
 
-def step_time(strategy: str, params: float, layers: int, d_model: int, tokens: float, devices: int,
-              chip="H100 SXM", link=None, topology: str = "ring", comm: Callable | None = None,
+def step_time(strategy: Strategy | str, params: float, layers: int, d_model: int, tokens: float, devices: int,
+              chip="H100 SXM", link=None, topology: Topology | str = "ring", comm: Callable | None = None,
               microbatches: int = 8, top_k: int = 2, bytes_per_value: float = 2, dtype: str = "bfloat16",
               latency: float | None = None, stages: int | None = None) -> StepTime:
     """One training step of a transformer of ``params`` parameters (used per token), ``layers`` layers of
     width ``d_model``, on ``tokens`` tokens, split over ``devices`` by ``strategy`` (see the module
     docstring). ``link`` defaults to the chip's ``chip_link``; ``comm(op, nbytes, n)`` replaces the
     closed form on ``link``/``topology`` (e.g. ``collectives.hierarchical_time`` with its links)."""
-    if strategy not in STRATEGIES:
-        raise CollectiveError(f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")
+    strategy = Strategy.of(strategy, "strategy", CollectiveError)
     _positive(params, "params"), _positive(tokens, "tokens"), _positive(bytes_per_value, "bytes_per_value")
     layers, d_model, n = _count(layers, "layers"), _count(d_model, "d_model"), _count(devices, "devices")
     m, k = _count(microbatches, "microbatches"), _count(top_k, "top_k")
@@ -101,6 +112,7 @@ def step_time(strategy: str, params: float, layers: int, d_model: int, tokens: f
     if comm is None:
         if lk is None:
             raise CollectiveError(f"chip {c.name!r} has no chip_link: give link= or comm=")
+        topology = _topology(topology)
 
         def comm(op, nbytes, count):
             return time(op, nbytes, count, lk, topology, latency=latency)
@@ -146,4 +158,4 @@ def compare(params: float, layers: int, d_model: int, tokens: float, devices: in
     return [step_time(s, params, layers, d_model, tokens, devices, **kw) for s in STRATEGIES]
 
 
-__all__ = ["STRATEGIES", "NAMES", "StepTime", "bubble_fraction", "step_time", "compare"]
+__all__ = ["Strategy", "STRATEGIES", "NAMES", "StepTime", "bubble_fraction", "step_time", "compare"]

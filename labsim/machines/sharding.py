@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .collective_costs import CollectiveError, _count, time
+from .collective_costs import Collective, CollectiveError, Topology, _count, time
 
 
 def shard(shape: Sequence[int], mesh: dict, spec: Sequence[str | None]) -> tuple[int, ...]:
@@ -40,14 +40,14 @@ class MatmulPlan:
     """What a sharded ``C[I, K] = A[I, J] @ B[J, K]`` needs: the collective, on which mesh axis, what it
     moves (full bytes ``nbytes`` of the array the collective acts on), and the result's spec."""
 
-    collective: str | None  # None: no communication
+    collective: Collective | None  # None: no communication
     axis: str | None
     operand: str  # "A", "B", "C" (the result) or ""
     nbytes: int
     out_spec: tuple
     rule: str
 
-    def time(self, mesh: dict, link="H100 SXM", topology: str = "ring") -> float:
+    def time(self, mesh: dict, link="H100 SXM", topology: Topology | str = "ring") -> float:
         if self.collective is None:
             return 0.0
         return time(self.collective, self.nbytes, mesh[self.axis], link, topology)
@@ -70,20 +70,20 @@ def matmul(a_shape, a_spec, b_shape, b_spec, mesh: dict, itemsize: int = 2, scat
     bj, bk = b_spec
     if aj is not None and aj == bj:
         if scatter:
-            return MatmulPlan("reduce_scatter", aj, "C", i * k * itemsize, (ai, aj if bk is None else bk),
+            return MatmulPlan(Collective.REDUCE_SCATTER, aj, "C", i * k * itemsize, (ai, aj if bk is None else bk),
                               "contracting dim sharded on both: partial sums, ReduceScatter")
-        return MatmulPlan("all_reduce", aj, "C", i * k * itemsize, (ai, bk),
+        return MatmulPlan(Collective.ALL_REDUCE, aj, "C", i * k * itemsize, (ai, bk),
                           "contracting dim sharded on both: partial sums, AllReduce")
     if aj is not None and bj is not None and aj != bj:
         raise CollectiveError(f"matmul: A's J is sharded on {aj!r} but B's on {bj!r}; gather one first")
     if aj is not None:
-        return MatmulPlan("all_gather", aj, "A", i * j * itemsize, (ai, bk),
+        return MatmulPlan(Collective.ALL_GATHER, aj, "A", i * j * itemsize, (ai, bk),
                           "A's contracting dim sharded: AllGather A along J")
     if bj is not None:
-        return MatmulPlan("all_gather", bj, "B", j * k * itemsize, (ai, bk),
+        return MatmulPlan(Collective.ALL_GATHER, bj, "B", j * k * itemsize, (ai, bk),
                           "B's contracting dim sharded: AllGather B along J")
     if ai is not None and ai == bk:
-        return MatmulPlan("all_gather", bk, "B", j * k * itemsize, (ai, None),
+        return MatmulPlan(Collective.ALL_GATHER, bk, "B", j * k * itemsize, (ai, None),
                           "I and K on the same axis: AllGather B along K")
     return MatmulPlan(None, None, "", 0, (ai, bk), "no contracting dim sharded: no communication")
 
