@@ -395,6 +395,8 @@ def kernel_cost(kernel: Kernel, chip: Chip | str = "TPU v5e", *, double_buffer: 
     dot = _dot_node(kernel)
     b, m, n, k = ops.dot_mnk(dot.operands[0].aval, dot.operands[1].aval, dot.params)
     dot_flops = 2 * b * m * n * k
+    if dot_flops == 0:  # an empty product (a zero-sized dimension): nothing for the MXU, the roofline's cost
+        return base
     sched = schedule_dot(m, n, k, core.chip, batch=b, dtype=dot.operands[0].aval.dtype,
                          out_dtype=kernel.outputs[0].aval.dtype if kernel.outputs else None,
                          precision=kernel.precision, double_buffer=double_buffer,
@@ -423,6 +425,8 @@ def estimate(prog: Program, chip: Chip | str = "TPU v5e", *, double_buffer: bool
 
 
 from .tpu_slice import Slice, tpu_slice  # noqa: E402  (ls.tpu.tpu_slice: which axes of a slice wrap around)
+from .tpu_run import KernelRun, MXUBlock, TPURun, dot_tolerance, run  # noqa: E402  (ls.tpu.run: real values)
 
 __all__ = ["TPUError", "TensorCore", "Blocks", "Step", "DotSchedule", "TPUKernelCost", "choose_blocks",
-           "schedule_dot", "run_dot", "kernel_cost", "estimate", "SUBLANES", "Slice", "tpu_slice"]
+           "schedule_dot", "run_dot", "kernel_cost", "estimate", "SUBLANES", "Slice", "tpu_slice",
+           "run", "TPURun", "KernelRun", "MXUBlock", "dot_tolerance"]
