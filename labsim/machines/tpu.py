@@ -334,35 +334,24 @@ def _np_dtype(dtype: str):
         raise TPUError(f"unknown dtype {dtype!r}") from None
 
 
-def run_dot(a, b, chip: Chip | str = "TPU v5e", **kw) -> tuple[np.ndarray, DotSchedule]:
-    """Compute ``a @ b`` (2-D arrays) block by block, in the schedule's order, with a float32 accumulator
-    per C block and each block padded to the MXU's sides as the hardware pads it. Returns the result
-    and the schedule; the result equals ``a @ b`` (the test checks it against NumPy)."""
+def run_dot(a, b, chip: Chip | str = "TPU v5e", *, precision: str = "default", **kw) -> tuple[np.ndarray, DotSchedule]:
+    """``a @ b`` (2-D arrays) on the MXU, block by block in the schedule's order: the same block machine as
+    :func:`labsim.machines.tpu_run.run` (bfloat16 operands, ``precision`` passes for float32, float32
+    accumulators; integers exact). ``kw`` goes to :func:`schedule_dot` (``blocks``, ``double_buffer``).
+    Returns the product (float32, or int64 for integers) and the schedule. For a compiled program use
+    ``ls.tpu.run``."""
+    from .tpu_run import PASSES, blockwise
+
     a, b = np.asarray(a), np.asarray(b)
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise TPUError(f"run_dot: need a[m, k] and b[k, n] with the same k, got {a.shape} and {b.shape}")
-    m, k = a.shape
-    n = b.shape[1]
-    sched = schedule_dot(m, n, k, chip, dtype=str(a.dtype) if a.dtype.kind == "f" else "float32", **kw)
-    r, c = sched.core.mxu
-    blk = sched.blocks
-    out = np.zeros((m, n), dtype=np.float32)
-    acc = None
-    for s in sched.steps:
-        _, i, j, kk = s.index
-        rows, cols, depth = s.shape
-        if kk == 0:
-            acc = np.zeros((_up(rows, SUBLANES), _up(cols, c)), dtype=np.float32)
-        a_blk = np.zeros((_up(rows, SUBLANES), _up(depth, r)), np.float32)
-        a_blk[:rows, :depth] = a[i * blk.bm:i * blk.bm + rows, kk * blk.bk:kk * blk.bk + depth]
-        b_blk = np.zeros((_up(depth, r), _up(cols, c)), np.float32)
-        b_blk[:depth, :cols] = b[kk * blk.bk:kk * blk.bk + depth, j * blk.bn:j * blk.bn + cols]
-        for f0 in range(0, b_blk.shape[0], r):  # one weight tile (fold) at a time, as the MXU does
-            for g0 in range(0, b_blk.shape[1], c):
-                acc[:, g0:g0 + c] += a_blk[:, f0:f0 + r] @ b_blk[f0:f0 + r, g0:g0 + c]
-        if kk == sched.grid[3] - 1:
-            out[i * blk.bm:i * blk.bm + rows, j * blk.bn:j * blk.bn + cols] = acc[:rows, :cols]
-    return out, sched
+    integer = a.dtype.kind in "iub" and b.dtype.kind in "iub"
+    dtype = str(a.dtype) if a.dtype.kind == "f" else ("int8" if integer else "float32")
+    sched = schedule_dot(a.shape[0], b.shape[1], a.shape[1], chip, dtype=dtype, precision=precision, **kw)
+    passes = 1 if integer or dtype != "float32" else PASSES[precision]
+    as_f = (lambda x: x) if integer else (lambda x: x.astype(np.float32))
+    out, _ = blockwise(as_f(a)[None], as_f(b)[None], sched, integer=integer, passes=passes)
+    return out[0], sched
 
 
 def _dot_node(kernel: Kernel):

@@ -182,29 +182,36 @@ def _dot(node, x, y, sched, core, kname, *, record, array, dataflow):
     x3, y3 = _as_bmk(x, y, node.params)
     B, M, K = x3.shape
     N = y3.shape[2]
-    acc_dt = np.int64 if integer else np.float32
-    out = np.zeros((B, M, N), acc_dt)
-    blocks = []
     if sched is not None and (sched.batch, sched.m, sched.n, sched.k) != (B, M, N, K):
         from .tpu import schedule_dot  # a second dot in the kernel: its own schedule (values only)
         sched = schedule_dot(M, N, K, core.chip, batch=B, dtype=node.operands[0].aval.dtype) if B * M * N * K else None
-    if sched is not None:
-        blk = sched.blocks
-        acc = None
-        for s in sched.steps:
-            b, i, j, kk = s.index
-            rows, cols, depth = s.shape
-            r0, c0, k0 = i * blk.bm, j * blk.bn, kk * blk.bk
-            a_blk = x3[b, r0:r0 + rows, k0:k0 + depth]
-            b_blk = y3[b, k0:k0 + depth, c0:c0 + cols]
-            val, st, cyc, res = _mxu(a_blk, b_blk, core, integer=integer, passes=passes, record=record,
-                                     array=array, dataflow=dataflow)
-            acc = val.astype(acc_dt) if kk == 0 else acc + val.astype(acc_dt)  # the float32 accumulator in VMEM
-            blocks.append(MXUBlock(kname, s.index, s.shape, passes, st, cyc, res))
-            if kk == sched.grid[3] - 1:
-                out[b, r0:r0 + rows, c0:c0 + cols] = acc
-    shape = node.out.aval.shape
-    return out.reshape(shape).astype(out_dt), tuple(blocks)
+    if sched is None:  # an empty product: nothing reaches the MXU
+        return np.zeros(node.out.aval.shape, out_dt), ()
+    out, blocks = blockwise(x3, y3, sched, kname, integer=integer, passes=passes, record=record, array=array,
+                            dataflow=dataflow)
+    return out.reshape(node.out.aval.shape).astype(out_dt), blocks
+
+
+def blockwise(x3, y3, sched, kname: str = "dot", *, integer: bool = False, passes: int = 1, record: bool = False,
+              array=None, dataflow=systolic.Dataflow.WS):
+    """``x3 @ y3`` (``(batch, M, K)`` by ``(batch, K, N)``) step by step in ``sched``'s order: each step's
+    block through the array (:func:`_mxu`), added into a float32 (integers: int64) accumulator per C
+    block, written out after the last k step. Returns the ``(batch, M, N)`` product and the blocks."""
+    core, blk = sched.core, sched.blocks
+    acc_dt = np.int64 if integer else np.float32
+    out = np.zeros((sched.batch, sched.m, sched.n), acc_dt)
+    blocks, acc = [], None
+    for s in sched.steps:
+        b, i, j, kk = s.index
+        rows, cols, depth = s.shape
+        r0, c0, k0 = i * blk.bm, j * blk.bn, kk * blk.bk
+        val, st, cyc, res = _mxu(x3[b, r0:r0 + rows, k0:k0 + depth], y3[b, k0:k0 + depth, c0:c0 + cols], core,
+                                 integer=integer, passes=passes, record=record, array=array, dataflow=dataflow)
+        acc = val.astype(acc_dt) if kk == 0 else acc + val.astype(acc_dt)  # the float32 accumulator in VMEM
+        blocks.append(MXUBlock(kname, s.index, s.shape, passes, st, cyc, res))
+        if kk == sched.grid[3] - 1:
+            out[b, r0:r0 + rows, c0:c0 + cols] = acc
+    return out, tuple(blocks)
 
 
 def _args(prog: Program, args) -> list[np.ndarray]:
