@@ -86,6 +86,13 @@ class TensorCore:
                    mxus=chip.compute_units if "compute_units" in chip.sources else None,
                    vmem=int(chip.onchip["VMEM"]) if "VMEM" in chip.onchip else None, clock=chip.clock)
 
+    @property
+    def array_peak_flops(self) -> float:
+        """The matrix rate the arrays give at the clock: MXUs × R × C multiply-adds × 2 FLOPs × clock
+        (FLOP/s; 0 where the preset records no MXU count or clock). Compare it with the datasheet's peak."""
+        r, c = self.mxu
+        return float((self.mxus or 0) * r * c * 2 * self.clock)
+
     def describe(self) -> dict:
         """The TensorCore's numbers for a table or a drawing (None where the preset has none)."""
         c = self.chip

@@ -197,5 +197,25 @@ __all__ = ["tensorcore", "systolic_frames", "systolic_animation", "schedule_char
            "systolic_example"]
 
 
+def fold_utilization(sides, sizes, *, rows: int = 8192, title: str | None = None):
+    """Utilisation of weight-stationary arrays of each side in ``sides`` against the weight size K = N in
+    ``sizes`` (``rows`` rows of A streamed), from ``ls.systolic.stats``: the saw teeth of the edge folds."""
+    import plotly.graph_objects as go
+
+    from .palette import SEQUENCE
+
+    sides, sizes = list(sides), list(sizes)
+    if not sides or not sizes:
+        raise ValueError("fold_utilization: give at least one array side (sides) and one weight size (sizes)")
+    fig = go.Figure()
+    for i, side in enumerate(sides):
+        util = [_systolic.stats(rows, n, n, rows=side, cols=side, dataflow="ws").utilization for n in sizes]
+        fig.add_trace(go.Scatter(x=sizes, y=util, mode="lines", name=f"{side}×{side} array",
+                                 line=dict(color=SEQUENCE[i % len(SEQUENCE)])))
+    fig.update_xaxes(title=f"K = N (weights K × N, {rows:,} rows streamed)")
+    fig.update_yaxes(title="utilisation", tickformat=".0%", range=[0, 1])
+    return style(fig, title=title)
+
+
 from .tpu_systolic import (run_frames, systolic_animation, systolic_caption, systolic_example,  # noqa: E402,F401
                            systolic_frames, systolic_run)
