@@ -118,17 +118,7 @@ from .systolic_machine import _as_matrix, _simulate_os, _simulate_stationary
 from .systolic_trace import Cycle, SystolicTrace
 
 __all__ = ["Dataflow", "simulate", "cycles", "stats", "Stats", "Result", "SystolicTrace", "Cycle",
-           "SCALESIM_CYCLE_OFFSET", "scalesim_ofmap_writes", "scalesim_reference"]
-
-
-def scalesim_reference() -> list:
-    """Every layer of the stored SCALE-Sim 3.0.0 runs (``crosscheck/refs/scalesim.json``) beside labsim's
-    numbers for it: rows with ``.match`` (labsim agrees on every number, the two conventions of the
-    module docstring accounted for), ``.stats`` (labsim's :class:`Stats`) and ``.scalesim`` (SCALE-Sim's
-    report). The public door to :mod:`labsim.peers.scalesim` for chapters and tests."""
-    from ..peers import scalesim
-
-    return scalesim.rows()
+           "SCALESIM_CYCLE_OFFSET", "scalesim_ofmap_writes"]
 
 
 @dataclass(frozen=True)

@@ -347,17 +347,15 @@ def run_dot(a, b, chip: Chip | str = "TPU v5e", *, precision: str = "default", *
     accumulators; integers exact). ``kw`` goes to :func:`schedule_dot` (``blocks``, ``double_buffer``).
     Returns the product (float32, or int64 for integers) and the schedule. For a compiled program use
     ``ls.tpu.run``."""
-    from .tpu_run import PASSES, blockwise
-
     a, b = np.asarray(a), np.asarray(b)
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise TPUError(f"run_dot: need a[m, k] and b[k, n] with the same k, got {a.shape} and {b.shape}")
     integer = a.dtype.kind in "iub" and b.dtype.kind in "iub"
     dtype = str(a.dtype) if a.dtype.kind == "f" else ("int8" if integer else "float32")
     sched = schedule_dot(a.shape[0], b.shape[1], a.shape[1], chip, dtype=dtype, precision=precision, **kw)
-    passes = 1 if integer or dtype != "float32" else PASSES[precision]
+    passes = 1 if integer or dtype != "float32" else _tpu_run.PASSES[precision]
     as_f = (lambda x: x) if integer else (lambda x: x.astype(np.float32))
-    out, _ = blockwise(as_f(a)[None], as_f(b)[None], sched, integer=integer, passes=passes)
+    out, _ = _tpu_run.blockwise(as_f(a)[None], as_f(b)[None], sched, integer=integer, passes=passes)
     return out[0], sched
 
 
@@ -421,7 +419,27 @@ def estimate(prog: Program, chip: Chip | str = "TPU v5e", *, double_buffer: bool
 
 
 from .tpu_slice import Slice, tpu_slice  # noqa: E402  (ls.tpu.tpu_slice: which axes of a slice wrap around)
-from .tpu_run import KernelRun, MXUBlock, TPURun, dot_tolerance, run  # noqa: E402  (ls.tpu.run: real values)
+from . import tpu_run as _tpu_run  # noqa: E402
+from .tpu_run import KernelRun, MXUBlock, TPURun, dot_tolerance  # noqa: E402  (ls.tpu.run: real values)
+
+
+def run(prog: Program, *args, chip: Chip | str = "TPU v5e", double_buffer: bool = True, record: bool = False,
+        array: tuple[int, int] | None = None, dataflow="ws") -> TPURun:
+    """Run ``prog`` on ``chip``'s TensorCore with inputs ``args`` (flat, or the pytrees it was traced with):
+    the kernels ``estimate`` schedules, with real values (how, in :mod:`labsim.machines.tpu_run`).
+    Returns a :class:`~labsim.machines.tpu_run.TPURun` with ``.outputs`` (``ls.evaluate``'s, contractions
+    within :func:`dot_tolerance`), ``.time`` (``estimate(prog, chip).time``) and ``.trace`` (DMA, MXU, VPU).
+
+    ``record`` keeps each block's ``ls.systolic`` result with its per-cycle trace (every block then runs
+    cycle by cycle: use it on small programs). ``array`` (``(R, C)``) and ``dataflow`` move the blocks'
+    values through another array than the chip's MXU (``ws`` on ``chip.matrix_unit``), for figures
+    whose cycles a reader can follow; the schedule, and so ``.time``, stay the chip's."""
+    if not isinstance(prog, Program):
+        raise TypeError(f"ls.tpu.run: prog must be a compiled Program (prog = ls.compile(ls.trace(f, ...))), "
+                        f"got {type(prog).__name__}")
+    core = TensorCore.of(chip)
+    return _tpu_run.execute(prog, args, core, estimate(prog, core.chip, double_buffer=double_buffer),
+                            schedule_dot=schedule_dot, record=record, array=array, dataflow=dataflow)
 
 __all__ = ["TPUError", "TensorCore", "Blocks", "Step", "DotSchedule", "TPUKernelCost", "choose_blocks",
            "schedule_dot", "run_dot", "kernel_cost", "estimate", "SUBLANES", "Slice", "tpu_slice",

@@ -42,7 +42,6 @@ from ..core.ir import Literal, Var
 from ..core.ops import OpKind
 from ..core.pytree import tree_flatten
 from ..core.trace import bind
-from ..hardware import get
 from . import systolic
 from .events import Event, EventKind, Trace, UnitId, UnitKind
 from .roofline import KernelCost, ProgramCost
@@ -174,7 +173,7 @@ def _as_bmk(x, y, params):
     return x3, y3
 
 
-def _dot(node, x, y, sched, core, kname, *, record, array, dataflow):
+def _dot(node, x, y, sched, core, kname, *, schedule_dot, record, array, dataflow):
     """The dot of ``node`` computed block by block in the schedule's order; returns (value, blocks)."""
     out_dt = numpy_dtype(node.out.aval.dtype)
     integer = np.dtype(out_dt).kind in "iub"
@@ -182,11 +181,11 @@ def _dot(node, x, y, sched, core, kname, *, record, array, dataflow):
     x3, y3 = _as_bmk(x, y, node.params)
     B, M, K = x3.shape
     N = y3.shape[2]
-    if sched is not None and (sched.batch, sched.m, sched.n, sched.k) != (B, M, N, K):
-        from .tpu import schedule_dot  # a second dot in the kernel: its own schedule (values only)
-        sched = schedule_dot(M, N, K, core.chip, batch=B, dtype=node.operands[0].aval.dtype) if B * M * N * K else None
-    if sched is None:  # an empty product: nothing reaches the MXU
+    if B * M * N * K == 0:  # an empty product: nothing reaches the MXU (a sum of no terms is 0)
         return np.zeros(node.out.aval.shape, out_dt), ()
+    if sched is None or (sched.batch, sched.m, sched.n, sched.k) != (B, M, N, K):
+        # a dot outside a contraction kernel, or a second dot in one: its own schedule (values only)
+        sched = schedule_dot(M, N, K, core.chip, batch=B, dtype=node.operands[0].aval.dtype)
     out, blocks = blockwise(x3, y3, sched, kname, integer=integer, passes=passes, record=record, array=array,
                             dataflow=dataflow)
     return out.reshape(node.out.aval.shape).astype(out_dt), blocks
@@ -238,7 +237,7 @@ def _args(prog: Program, args) -> list[np.ndarray]:
     return out
 
 
-def _kernel_events(kr: KernelRun, chip) -> list[Event]:
+def _kernel_events(kr: KernelRun) -> list[Event]:
     k, c, t0 = kr.kernel, kr.cost, kr.start
     sched = getattr(c, "schedule", None)
     evs = []
@@ -266,28 +265,17 @@ def _kernel_events(kr: KernelRun, chip) -> list[Event]:
     return evs
 
 
-def run(prog: Program, *args, chip="TPU v5e", double_buffer: bool = True, record: bool = False,
-        array: tuple[int, int] | None = None, dataflow="ws") -> TPURun:
-    """Run ``prog`` on ``chip``'s TensorCore with inputs ``args`` (flat, or the pytrees it was traced with).
-
-    ``record`` keeps each block's ``ls.systolic`` result with its per-cycle trace (every block then runs
-    cycle by cycle: use it on small programs). ``array`` (``(R, C)``) and ``dataflow`` move the blocks'
-    values through another array than the chip's MXU (``ws`` on ``chip.matrix_unit``), for figures
-    whose cycles a reader can follow; the schedule, and so ``.time``, stay the chip's.
-    """
-    from .tpu import TensorCore, estimate  # tpu imports this module at its end
-
-    if not isinstance(prog, Program):
-        raise TypeError(f"ls.tpu.run: prog must be a compiled Program (prog = ls.compile(ls.trace(f, ...))), "
-                        f"got {type(prog).__name__}")
-    core = TensorCore.of(get(chip))
+def execute(prog: Program, args, core, cost: ProgramCost, *, schedule_dot, record: bool = False,
+            array: tuple[int, int] | None = None, dataflow="ws") -> TPURun:
+    """The body of ``ls.tpu.run`` (:func:`labsim.machines.tpu.run` checks ``prog`` and the chip and gives
+    the TensorCore ``core``, the program's ``cost`` from ``ls.tpu.estimate`` and its ``schedule_dot``)."""
     if array is not None:
         if (not isinstance(array, tuple) or len(array) != 2
                 or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in array)):
             raise ValueError(f"ls.tpu.run: array must be (rows, cols), two positive integers, got {array!r}")
     dataflow = systolic.Dataflow.parse(dataflow)
     arrays = _args(prog, args)
-    cost = estimate(prog, core.chip, double_buffer=double_buffer)
+    cost.time  # raises OutOfMemoryError (with the report) before any work when the program does not fit
     g = prog.graph
     env: dict[int, np.ndarray] = {id(v): a for v, a in zip(g.inputs, arrays)}
     owner = {id(n): k for k in prog.kernels for n in k.nodes}
@@ -302,8 +290,8 @@ def run(prog: Program, *args, chip="TPU v5e", double_buffer: bool = True, record
         k = owner.get(id(n))
         if ops.get(n.op).kind is OpKind.CONTRACTION:
             sched = getattr(kcost[k.name], "schedule", None) if k is not None else None
-            env[id(n.out)], bl = _dot(n, *vals, sched, core, k.name if k else n.op, record=record, array=array,
-                                      dataflow=dataflow)
+            env[id(n.out)], bl = _dot(n, *vals, sched, core, k.name if k else n.op, schedule_dot=schedule_dot,
+                                      record=record, array=array, dataflow=dataflow)
             if k is not None:
                 blocks[k.name] += bl
         else:
@@ -316,10 +304,10 @@ def run(prog: Program, *args, chip="TPU v5e", double_buffer: bool = True, record
     for k, c, (_, start, end) in zip(prog.kernels, cost.kernels, cost._schedule()):
         kr = KernelRun(k, c, start, end, tuple(blocks[k.name]))
         runs.append(kr)
-        events += _kernel_events(kr, core.chip)
+        events += _kernel_events(kr)
     trace = Trace(tuple(sorted(events, key=lambda e: e.start)), units=(DMA, MXU, VPU), chip_names=(core.chip.name,))
     return TPURun(outputs=outs[0] if len(outs) == 1 else tuple(outs), time=cost.time, trace=trace, cost=cost,
                   kernels=tuple(runs), values=env)
 
 
-__all__ = ["run", "TPURun", "KernelRun", "MXUBlock", "dot_tolerance", "CYCLE_CELLS"]
+__all__ = ["execute", "blockwise", "TPURun", "KernelRun", "MXUBlock", "dot_tolerance", "CYCLE_CELLS"]

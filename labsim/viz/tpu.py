@@ -217,5 +217,15 @@ def fold_utilization(sides, sizes, *, rows: int = 8192, title: str | None = None
     return style(fig, title=title)
 
 
+def scalesim_reference() -> list:
+    """Every layer of the stored SCALE-Sim 3.0.0 runs (``crosscheck/refs/scalesim.json``) beside labsim's
+    numbers for it, for the chapter's table: rows with ``.match`` (labsim agrees on every number, the two
+    conventions of :mod:`labsim.machines.systolic` accounted for), ``.stats`` (labsim's
+    ``ls.systolic.Stats``) and ``.scalesim`` (SCALE-Sim's report); see :mod:`labsim.peers.scalesim`."""
+    from ..peers import scalesim
+
+    return scalesim.rows()
+
+
 from .tpu_systolic import (run_frames, systolic_animation, systolic_caption, systolic_example,  # noqa: E402,F401
                            systolic_frames, systolic_run)

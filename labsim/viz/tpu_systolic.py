@@ -185,7 +185,8 @@ def systolic_run(f, *example_args, array: int = 3, dataflow: str = "ws", matrix:
     with ``ls.tpu.run`` on a ``array × array`` systolic array with ``dataflow``, keeping each MXU block's
     per-cycle trace. Returns the :class:`~labsim.machines.tpu_run.TPURun`; its first block drives the
     animation. Raises ``ValueError`` when ``f`` has no matrix product."""
-    from .. import compile as ls_compile, trace as ls_trace
+    from ..compiler.pipeline import compile as ls_compile
+    from ..core.trace import trace as ls_trace
     from ..core.avals import ShapeDtype
     from ..machines import tpu as _tpu
 
