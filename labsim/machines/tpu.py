@@ -37,7 +37,9 @@ and all MXUs treated as one array with the chip's total rate.
 Time and bytes come back through the same cost interface as the GPU: :func:`kernel_cost` returns a
 :class:`~labsim.machines.roofline.KernelCost` (whose ``time`` is the schedule's length) and
 :func:`estimate` a :class:`~labsim.machines.roofline.ProgramCost`, so ``ls.tpu.estimate(prog, "TPU v5e")``
-and ``ls.estimate(prog, "H100 SXM")`` compare field by field.
+and ``ls.estimate(prog, "H100 SXM")`` compare field by field. :func:`run` (``ls.tpu.run(prog, *args)``)
+plays the same schedule with real values: each MXU block through ``ls.systolic``, the rest on the VPU
+with ``ls.evaluate``'s rules (:mod:`labsim.machines.tpu_run`).
 """
 from __future__ import annotations
 
