@@ -70,7 +70,8 @@ def test_run_equals_evaluate_on_fuzzed_programs(p):
     check_run(ls.compile(ls.trace(p.f, *p.specs)), p.inputs)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=int(__import__("os").environ.get("LABSIM_TPU_FUZZ", "60")) // 2, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(fuzz_programs(kinds=("contract", "binary", "unary", "reduce"), min_steps=2))
 def test_run_equals_evaluate_on_fuzzed_contractions(p):
     check_run(ls.compile(ls.trace(p.f, *p.specs)), p.inputs)
