@@ -46,7 +46,11 @@ def test_blockwise_product_equals_numpy(m, n, k, blk, chip, double):
     a = rng.standard_normal((m, k)).astype(np.float32)
     b = rng.standard_normal((k, n)).astype(np.float32)
     out, sched = ls.tpu.run_dot(a, b, chip, blocks=blk, double_buffer=double)
-    np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-4)
+    # the MXU rounds float32 operands to bfloat16 (one pass at the default precision) and sums in float32
+    dims = {"contracting": ((1,), (0,)), "batch": ((), ()), "precision": "default"}
+    assert (np.abs(out - a @ b) <= ls.tpu.dot_tolerance(a, b, dims, "float32")).all()
+    hi, _ = ls.tpu.run_dot(a, b, chip, blocks=blk, double_buffer=double, precision="highest")
+    np.testing.assert_allclose(hi, a @ b, rtol=1e-4, atol=1e-4)  # six bf16 passes: float32 accuracy
     assert sched.flops == 2 * m * n * k
 
 
@@ -198,7 +202,7 @@ def test_blocks_shrink_to_fit_a_small_vmem():
 def _check_small(chip):
     rng = np.random.default_rng(1)
     a, b = rng.standard_normal((200, 300)).astype(np.float32), rng.standard_normal((300, 100)).astype(np.float32)
-    return ls.tpu.run_dot(a, b, chip)[0], a @ b
+    return ls.tpu.run_dot(a, b, chip, precision="highest")[0], a @ b
 
 
 # --- slices: wraparound only on full axes (v5e/v6e) or multiples of 4 (v4/v5p) ------------------------

@@ -36,25 +36,53 @@ def test_long_runs_are_sampled_to_the_step_limit():
 
 def test_systolic_animation_page_weight(monkeypatch):
     monkeypatch.setenv("LABSIM_BOOK", "1")
-    anim = viz.tpu.systolic_animation(sizes=(3,), dataflows=("ws", "os"), extra=(0,))
+    anim = viz.tpu.systolic_animation(sizes=(3,), dataflows=("ws", "os"), matrix=(3,))
     html = anim._repr_mimebundle_()["text/html"]
     assert 0 < len(html) < 200_000  # 2 of the book's 12 combinations: well inside the 1 MB page budget
 
 
 def test_systolic_animation_caption_follows_the_controls():
     """The caption quotes what the machine ran for the controls shown, in the right grammatical number."""
-    anim = viz.tpu.systolic_animation(sizes=(3, 4), dataflows=("ws", "os"), extra=(0, 2), name="fig-x")
+    anim = viz.tpu.systolic_animation(sizes=(3, 4), dataflows=("ws", "os"), matrix=(3, 5), name="fig-x")
     assert anim.name == "fig-x"
-    for array, df, more in ((3, "ws", 0), (4, "os", 2)):
-        n = array + more
+    for array, df, n in ((3, "ws", 3), (4, "os", 5)):
         r = ls.systolic.stats(n, n, n, rows=array, cols=array, dataflow=df)
-        anim.update(array=array, dataflow=df, matrix=more)
+        anim.update(array=array, dataflow=df, matrix=n)
         cap = anim.caption
         assert f"{array}×{array} systolic array" in cap and f"two {n}×{n} matrices" in cap
         assert f"{r.cycles} cycles" in cap and f"{r.utilization:.0%}" in cap
         assert f"in {r.folds} fold{'s' if r.folds != 1 else ''}," in cap
-        assert anim.alt_text(array=array, dataflow=df, matrix=more) != anim.alt_text(array=3, dataflow="ws", matrix=0) \
-            or (array, df, more) == (3, "ws", 0)
+        assert anim.alt_text(array=array, dataflow=df, matrix=n) != anim.alt_text(array=3, dataflow="ws", matrix=3) \
+            or (array, df, n) == (3, "ws", 3)
+
+
+def test_systolic_animation_is_drawn_from_a_run_of_the_readers_function():
+    """The frames come from ls.tpu.run of the traced function: its first MXU block, cycle by cycle."""
+    import labsim.numpy as lnp
+
+    def layer(x, w):
+        return lnp.maximum(x @ w, 0)
+
+    rng = np.random.default_rng(0)
+    x, w = rng.integers(-3, 4, (5, 4)).astype(np.float32), rng.integers(-3, 4, (4, 6)).astype(np.float32)
+    anim = viz.tpu.systolic_animation(layer, x, w, sizes=(2, 3), dataflows=("ws", "is"), matrix=(3, 4),
+                                      name="fig-y")
+    for array, df, n in ((2, "ws", 3), (3, "is", 4)):
+        run = viz.tpu.systolic_run(layer, x, w, array=array, dataflow=df, matrix=n)
+        xs, ws = x[:n, :n], w[:n, :n]
+        np.testing.assert_array_equal(run.outputs, np.maximum(xs @ ws, 0))
+        blk = run.blocks[0]
+        assert blk.stats == ls.systolic.stats(n, n, n, rows=array, cols=array, dataflow=df)
+        frames = anim.frames_for(array=array, dataflow=df, matrix=n)
+        assert len(frames) == min(blk.stats.cycles, len(frames)) and len(frames) >= 2
+        last = frames[-1].data[2]  # the output buffer holds the block's product, every cell final
+        assert [[float(v) for v in row] for row in last.text] == (xs @ ws).tolist()
+        anim.update(array=array, dataflow=df, matrix=n)
+        assert f"{blk.stats.cycles} cycles" in anim.caption
+    with pytest.raises(ValueError, match="no matrix product"):
+        viz.tpu.systolic_run(lambda a: a + 1, x, matrix=3)
+    with pytest.raises(ValueError, match="larger than an example"):
+        viz.tpu.systolic_run(layer, x, w, matrix=6)
 
 
 def test_tensorcore_numbers_come_from_the_preset():

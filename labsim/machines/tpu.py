@@ -37,7 +37,9 @@ and all MXUs treated as one array with the chip's total rate.
 Time and bytes come back through the same cost interface as the GPU: :func:`kernel_cost` returns a
 :class:`~labsim.machines.roofline.KernelCost` (whose ``time`` is the schedule's length) and
 :func:`estimate` a :class:`~labsim.machines.roofline.ProgramCost`, so ``ls.tpu.estimate(prog, "TPU v5e")``
-and ``ls.estimate(prog, "H100 SXM")`` compare field by field.
+and ``ls.estimate(prog, "H100 SXM")`` compare field by field. :func:`run` (``ls.tpu.run(prog, *args)``)
+plays the same schedule with real values: each MXU block through ``ls.systolic``, the rest on the VPU
+with ``ls.evaluate``'s rules (:mod:`labsim.machines.tpu_run`).
 """
 from __future__ import annotations
 
@@ -85,6 +87,13 @@ class TensorCore:
         return cls(chip=chip, mxu=tuple(chip.matrix_unit),
                    mxus=chip.compute_units if "compute_units" in chip.sources else None,
                    vmem=int(chip.onchip["VMEM"]) if "VMEM" in chip.onchip else None, clock=chip.clock)
+
+    @property
+    def array_peak_flops(self) -> float:
+        """The matrix rate the arrays give at the clock: MXUs × R × C multiply-adds × 2 FLOPs × clock
+        (FLOP/s; 0 where the preset records no MXU count or clock). Compare it with the datasheet's peak."""
+        r, c = self.mxu
+        return float((self.mxus or 0) * r * c * 2 * self.clock)
 
     def describe(self) -> dict:
         """The TensorCore's numbers for a table or a drawing (None where the preset has none)."""
@@ -334,35 +343,22 @@ def _np_dtype(dtype: str):
         raise TPUError(f"unknown dtype {dtype!r}") from None
 
 
-def run_dot(a, b, chip: Chip | str = "TPU v5e", **kw) -> tuple[np.ndarray, DotSchedule]:
-    """Compute ``a @ b`` (2-D arrays) block by block, in the schedule's order, with a float32 accumulator
-    per C block and each block padded to the MXU's sides as the hardware pads it. Returns the result
-    and the schedule; the result equals ``a @ b`` (the test checks it against NumPy)."""
+def run_dot(a, b, chip: Chip | str = "TPU v5e", *, precision: str = "default", **kw) -> tuple[np.ndarray, DotSchedule]:
+    """``a @ b`` (2-D arrays) on the MXU, block by block in the schedule's order: the same block machine as
+    :func:`labsim.machines.tpu_run.run` (bfloat16 operands, ``precision`` passes for float32, float32
+    accumulators; integers exact). ``kw`` goes to :func:`schedule_dot` (``blocks``, ``double_buffer``).
+    Returns the product (float32, or int64 for integers) and the schedule. For a compiled program use
+    ``ls.tpu.run``."""
     a, b = np.asarray(a), np.asarray(b)
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise TPUError(f"run_dot: need a[m, k] and b[k, n] with the same k, got {a.shape} and {b.shape}")
-    m, k = a.shape
-    n = b.shape[1]
-    sched = schedule_dot(m, n, k, chip, dtype=str(a.dtype) if a.dtype.kind == "f" else "float32", **kw)
-    r, c = sched.core.mxu
-    blk = sched.blocks
-    out = np.zeros((m, n), dtype=np.float32)
-    acc = None
-    for s in sched.steps:
-        _, i, j, kk = s.index
-        rows, cols, depth = s.shape
-        if kk == 0:
-            acc = np.zeros((_up(rows, SUBLANES), _up(cols, c)), dtype=np.float32)
-        a_blk = np.zeros((_up(rows, SUBLANES), _up(depth, r)), np.float32)
-        a_blk[:rows, :depth] = a[i * blk.bm:i * blk.bm + rows, kk * blk.bk:kk * blk.bk + depth]
-        b_blk = np.zeros((_up(depth, r), _up(cols, c)), np.float32)
-        b_blk[:depth, :cols] = b[kk * blk.bk:kk * blk.bk + depth, j * blk.bn:j * blk.bn + cols]
-        for f0 in range(0, b_blk.shape[0], r):  # one weight tile (fold) at a time, as the MXU does
-            for g0 in range(0, b_blk.shape[1], c):
-                acc[:, g0:g0 + c] += a_blk[:, f0:f0 + r] @ b_blk[f0:f0 + r, g0:g0 + c]
-        if kk == sched.grid[3] - 1:
-            out[i * blk.bm:i * blk.bm + rows, j * blk.bn:j * blk.bn + cols] = acc[:rows, :cols]
-    return out, sched
+    integer = a.dtype.kind in "iub" and b.dtype.kind in "iub"
+    dtype = str(a.dtype) if a.dtype.kind == "f" else ("int8" if integer else "float32")
+    sched = schedule_dot(a.shape[0], b.shape[1], a.shape[1], chip, dtype=dtype, precision=precision, **kw)
+    passes = 1 if integer or dtype != "float32" else _tpu_run.PASSES[precision]
+    as_f = (lambda x: x) if integer else (lambda x: x.astype(np.float32))
+    out, _ = _tpu_run.blockwise(as_f(a)[None], as_f(b)[None], sched, integer=integer, passes=passes)
+    return out[0], sched
 
 
 def _dot_node(kernel: Kernel):
@@ -395,6 +391,8 @@ def kernel_cost(kernel: Kernel, chip: Chip | str = "TPU v5e", *, double_buffer: 
     dot = _dot_node(kernel)
     b, m, n, k = ops.dot_mnk(dot.operands[0].aval, dot.operands[1].aval, dot.params)
     dot_flops = 2 * b * m * n * k
+    if dot_flops == 0:  # an empty product (a zero-sized dimension): nothing for the MXU, the roofline's cost
+        return base
     sched = schedule_dot(m, n, k, core.chip, batch=b, dtype=dot.operands[0].aval.dtype,
                          out_dtype=kernel.outputs[0].aval.dtype if kernel.outputs else None,
                          precision=kernel.precision, double_buffer=double_buffer,
@@ -423,6 +421,28 @@ def estimate(prog: Program, chip: Chip | str = "TPU v5e", *, double_buffer: bool
 
 
 from .tpu_slice import Slice, tpu_slice  # noqa: E402  (ls.tpu.tpu_slice: which axes of a slice wrap around)
+from . import tpu_run as _tpu_run  # noqa: E402
+from .tpu_run import KernelRun, MXUBlock, TPURun, dot_tolerance  # noqa: E402  (ls.tpu.run: real values)
+
+
+def run(prog: Program, *args, chip: Chip | str = "TPU v5e", double_buffer: bool = True, record: bool = False,
+        array: tuple[int, int] | None = None, dataflow="ws") -> TPURun:
+    """Run ``prog`` on ``chip``'s TensorCore with inputs ``args`` (flat, or the pytrees it was traced with):
+    the kernels ``estimate`` schedules, with real values (how, in :mod:`labsim.machines.tpu_run`).
+    Returns a :class:`~labsim.machines.tpu_run.TPURun` with ``.outputs`` (``ls.evaluate``'s, contractions
+    within :func:`dot_tolerance`), ``.time`` (``estimate(prog, chip).time``) and ``.trace`` (DMA, MXU, VPU).
+
+    ``record`` keeps each block's ``ls.systolic`` result with its per-cycle trace (every block then runs
+    cycle by cycle: use it on small programs). ``array`` (``(R, C)``) and ``dataflow`` move the blocks'
+    values through another array than the chip's MXU (``ws`` on ``chip.matrix_unit``), for figures
+    whose cycles a reader can follow; the schedule, and so ``.time``, stay the chip's."""
+    if not isinstance(prog, Program):
+        raise TypeError(f"ls.tpu.run: prog must be a compiled Program (prog = ls.compile(ls.trace(f, ...))), "
+                        f"got {type(prog).__name__}")
+    core = TensorCore.of(chip)
+    return _tpu_run.execute(prog, args, core, estimate(prog, core.chip, double_buffer=double_buffer),
+                            schedule_dot=schedule_dot, record=record, array=array, dataflow=dataflow)
 
 __all__ = ["TPUError", "TensorCore", "Blocks", "Step", "DotSchedule", "TPUKernelCost", "choose_blocks",
-           "schedule_dot", "run_dot", "kernel_cost", "estimate", "SUBLANES", "Slice", "tpu_slice"]
+           "schedule_dot", "run_dot", "kernel_cost", "estimate", "SUBLANES", "Slice", "tpu_slice",
+           "run", "TPURun", "KernelRun", "MXUBlock", "dot_tolerance"]

@@ -78,205 +78,6 @@ def tensorcore(chip="TPU v5e", *, title: str | None = None):
 # --------------------------------------------------------------------------------------------------
 # The systolic array, cycle by cycle
 
-def _txt(v) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return ""
-    return f"{v:.0f}" if float(v).is_integer() else f"{v:.1f}"
-
-
-def systolic_example(rows: int, size: int, seed: int = 0):
-    """Small integer matrices A (size × size) and B for the animation (integers keep the cells short)."""
-    rng = np.random.default_rng(seed)
-    return rng.integers(1, 4, (size, size)).astype(float), rng.integers(1, 4, (size, size)).astype(float)
-
-
-_SYSTOLIC_BASES: dict = {}  # the styled empty figure of each array/matrix size, built once
-
-
-def _systolic_legend(held_name, east_name, south_name) -> str:
-    return (f"top: {held_name} (stays) · {east_name}→ moves east<br>{south_name}↓ moves south · "
-            f"blue: a multiply-add<br>orange: waiting to enter · green: final value of C")
-
-
-def _systolic_base_dict(R, C, size) -> dict:
-    key = (R, C, size)
-    if key not in _SYSTOLIC_BASES:
-        _SYSTOLIC_BASES[key] = _systolic_base(R, C, size).to_dict()
-    return _SYSTOLIC_BASES[key]
-
-
-def _systolic_base(R, C, size):
-    """The frame every step of the animation copies: two panels, their axes and the legend line."""
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
-
-    fig = make_subplots(rows=1, cols=2, column_widths=[0.58, 0.42], horizontal_spacing=0.08,
-                        subplot_titles=("array", "output C"))
-    fig.add_trace(go.Heatmap(z=[[0]], zmin=0, zmax=2, showscale=False, texttemplate="%{text}",
-                             colorscale=[[0, TINT["idle"]], [0.25, TINT["idle"]], [0.25, TINT["data"]],
-                                         [0.75, TINT["data"]], [0.75, TINT["compute"]], [1, TINT["compute"]]],
-                             xgap=3, ygap=3, hoverinfo="skip", textfont=dict(size=12)), 1, 1)
-    fig.add_trace(go.Scatter(x=[], y=[], mode="text", textfont=dict(color=ROLE["memory"], size=12),
-                             hoverinfo="skip", showlegend=False), 1, 1)
-    fig.add_trace(go.Heatmap(z=[[0]], zmin=0, zmax=2, showscale=False, texttemplate="%{text}",
-                             colorscale=[[0, TINT["idle"]], [0.25, TINT["idle"]], [0.25, TINT["data"]],
-                                         [0.75, TINT["data"]], [0.75, TINT["match"]], [1, TINT["match"]]],
-                             xgap=2, ygap=2, hoverinfo="skip", textfont=dict(size=11)), 1, 2)
-    fig.update_xaxes(range=[-2.6, C - 0.5], visible=False, fixedrange=True, row=1, col=1)
-    fig.update_yaxes(range=[R - 0.5, -2.6], visible=False, fixedrange=True, row=1, col=1)
-    fig.update_xaxes(range=[-0.5, size - 0.5], visible=False, fixedrange=True, row=1, col=2)
-    fig.update_yaxes(range=[size - 0.5, -0.5], visible=False, fixedrange=True, row=1, col=2)
-    style(fig, height=360)
-    fig.update_annotations(font=dict(size=12))
-    fig.add_annotation(x=0, y=-0.02, xref="paper", yref="paper", yanchor="top", xanchor="left", showarrow=False,
-                       font=dict(size=11), align="left", text="")
-    fig.update_layout(margin=dict(l=10, r=10, t=40, b=70), height=430)
-    # every frame copies this figure: keep the house font and colours but drop the (large) template,
-    # which this figure does not need (no visible axes, no legend), so a frame costs a few ms, not 15
-    font = fig.layout.template.layout.font.to_plotly_json()
-    fig.update_layout(template="none", font=font, paper_bgcolor="white", plot_bgcolor="white")
-    return fig
-
-
-def systolic_frames(rows: int = 3, dataflow: str = "ws", size: int | None = None, *, max_steps: int = 48,
-                    seed: int = 0):
-    """The frames of the systolic-array animation: ``rows × rows`` PEs multiplying two ``size × size``
-    integer matrices with ``dataflow``. Each frame is one cycle (every few cycles when the run is longer
-    than ``max_steps``): the PEs coloured by what they do (a multiply-add, holding a value, empty), the
-    numbers in their registers, the values waiting at the west and north edges (skewed), and the output
-    buffer filling in. Returns ``(frames, cycle numbers)``."""
-    import copy
-
-    import plotly.graph_objects as go
-
-    size = size or rows
-    a, b = systolic_example(rows, size, seed)
-    res = _systolic.simulate(a, b, rows=rows, cols=rows, dataflow=dataflow, trace=True)
-    tr = res.trace
-    df = _systolic.Dataflow.parse(dataflow)
-    total = len(tr)
-    stride = max(1, math.ceil(total / max_steps))
-    cycles = list(range(0, total, stride))
-    if cycles[-1] != total - 1:
-        cycles.append(total - 1)
-    final = a @ b
-    R = C = rows
-    buf = np.zeros_like(final)
-    written = np.zeros(final.shape, bool)
-    writes = tr.writes
-    held_name = {"ws": "weight B", "os": "sum C", "is": "input A"}[df.value]
-    east_name = {"ws": "A", "os": "A", "is": "B"}[df.value]
-    south_name = {"ws": "partial sum", "os": "B", "is": "partial sum"}[df.value]
-    frames = []
-    wi = 0
-    base_dict = None
-    for t in cycles:
-        while wi < len(writes) and writes[wi, 0] <= t:
-            _, m, n, v = writes[wi]
-            buf[int(m), int(n)] += v
-            written[int(m), int(n)] = True
-            wi += 1
-        cyc = tr[t]
-        state = np.where(cyc.mac, 2, np.where(~np.isnan(cyc.held) | ~np.isnan(cyc.east), 1, 0))
-        text = []
-        for i in range(R):
-            row = []
-            for j in range(C):
-                parts = [_txt(cyc.held[i, j])]
-                if not np.isnan(cyc.east[i, j]):
-                    parts.append(f"{_txt(cyc.east[i, j])}→")
-                if not np.isnan(cyc.south[i, j]):
-                    parts.append(f"{_txt(cyc.south[i, j])}↓")
-                row.append("<br>".join(p for p in parts if p))
-            text.append(row)
-        # the values waiting at the edges: the next two that will enter each row (west) and column (north)
-        wx, wy, wt = [], [], []
-        for d in (1, 2):
-            for i in range(R):
-                v = tr.east[t + d, i, 0] if t + d < total else math.nan
-                wx.append(-d), wy.append(i), wt.append(_txt(v))
-        for d in (1, 2):
-            for j in range(C):
-                moving = df is _systolic.Dataflow.OS or (t + d < total and tr.phase[t + d] == "preload")
-                v = (tr.held if df is not _systolic.Dataflow.OS and moving else tr.south)[t + d, 0, j] \
-                    if (t + d < total and moving) else math.nan
-                wx.append(j), wy.append(-d), wt.append(_txt(v))
-        title = f"cycle {t + 1} of {total}: {cyc.phase}"
-        cstate = np.where(written & np.isclose(buf, final), 2, np.where(written, 1, 0))
-        ctext = [[_txt(buf[i, j]) if written[i, j] else "" for j in range(final.shape[1])] for i in range(final.shape[0])]
-        if base_dict is None:
-            base_dict = _systolic_base_dict(R, C, size)
-            legend = _systolic_legend(held_name, east_name, south_name)
-        d = copy.deepcopy(base_dict)
-        d["data"][0].update(z=state.tolist(), text=text)
-        d["data"][1].update(x=wx, y=wy, text=wt)
-        d["data"][2].update(z=cstate.tolist(), text=ctext)
-        d["layout"]["annotations"][0]["text"] = title
-        d["layout"]["annotations"][-1]["text"] = legend
-        frames.append(go.Figure(d, _validate=False))
-    return frames, [c + 1 for c in cycles]
-
-
-_DATAFLOW_NAMES = {"ws": "weight-stationary", "os": "output-stationary", "is": "input-stationary"}
-
-
-def systolic_caption(array: int, dataflow: str, matrix: int) -> str:
-    """The caption of the systolic-array animation for these controls, quoting what the machine ran:
-    the array, the product, the dataflow, its cycles, folds and utilisation."""
-    n = array + matrix
-    r = _systolic.stats(n, n, n, rows=array, cols=array, dataflow=dataflow)
-    return (f"A {array}×{array} systolic array multiplies two {n}×{n} matrices, {_DATAFLOW_NAMES[dataflow]} "
-            f"({dataflow}): {plural(r.cycles, 'cycle')} in {plural(r.folds, 'fold')}, the PEs busy "
-            f"{r.utilization:.0%} of the time (labsim's ls.systolic machine; press play or step through the cycles)")
-
-
-def systolic_animation(*, sizes=(3, 4), dataflows=("ws", "os", "is"), extra=(0, 2), max_steps: int = 40,
-                       name: str | None = None, caption=systolic_caption):
-    """The book's systolic-array animation: array side, dataflow and matrix size (the array's side, or
-    ``extra`` more, which needs folds) as controls; a play button and a step slider over the cycles.
-    ``caption`` (default :func:`systolic_caption`, a function of the controls) numbers the figure and
-    ``name`` makes it referable."""
-    from .animate import animate
-
-    for side in sizes:  # the styled empty figures, built now rather than on the reader's first click
-        for more in extra:
-            _systolic_base_dict(side, side, side + more)
-    cache: dict = {}
-
-    def frames(array, dataflow, matrix):
-        key = (array, dataflow, matrix)
-        if key not in cache:
-            cache[key] = systolic_frames(array, dataflow, array + matrix, max_steps=max_steps)
-        return cache[key]
-
-    def make(array, dataflow, matrix):
-        return frames(array, dataflow, matrix)[0]
-
-    def labels(array, dataflow, matrix):
-        return [str(c) for c in frames(array, dataflow, matrix)[1]]
-
-    def alt(array, dataflow, matrix):
-        n = array + matrix
-        r = _systolic.stats(n, n, n, rows=array, cols=array, dataflow=dataflow)
-        return (f"A {array}×{array} systolic array multiplying two {n}×{n} matrices with the "
-                f"{_DATAFLOW_NAMES[dataflow]} dataflow: {plural(r.cycles, 'cycle')}, {plural(r.folds, 'fold')}, "
-                f"utilisation {r.utilization:.0%}. Values enter skewed from the west and north edges, partial "
-                f"sums move through the array, results fill the output buffer.")
-
-    anim = animate(make, {"array": list(sizes), "dataflow": list(dataflows), "matrix": list(extra)},
-                   defaults={"array": sizes[0], "dataflow": dataflows[0], "matrix": extra[0]}, alt=alt,
-                   step_labels=labels, step_label="cycle",
-                   labels={"array": "array side", "dataflow": "dataflow", "matrix": "matrix side − array side"},
-                   frame_ms=700, caption=caption, name=name)
-    # every combination is made now (about a second; the website needs them all anyway), so moving a
-    # control in JupyterLab only looks frames up
-    for side in sizes:
-        for df in dataflows:
-            for more in extra:
-                anim.frames_for(array=side, dataflow=df, matrix=more)
-    return anim
-
-
 # --------------------------------------------------------------------------------------------------
 # A TPU dot's static schedule
 
@@ -394,3 +195,37 @@ def tile_landscape(result: "_tiling.TuneResult", *, rows: str = "bm", cols: str 
 
 __all__ = ["tensorcore", "systolic_frames", "systolic_animation", "schedule_chart", "tile_bars", "tile_landscape",
            "systolic_example"]
+
+
+def fold_utilization(sides, sizes, *, rows: int = 8192, title: str | None = None):
+    """Utilisation of weight-stationary arrays of each side in ``sides`` against the weight size K = N in
+    ``sizes`` (``rows`` rows of A streamed), from ``ls.systolic.stats``: the saw teeth of the edge folds."""
+    import plotly.graph_objects as go
+
+    from .palette import SEQUENCE
+
+    sides, sizes = list(sides), list(sizes)
+    if not sides or not sizes:
+        raise ValueError("fold_utilization: give at least one array side (sides) and one weight size (sizes)")
+    fig = go.Figure()
+    for i, side in enumerate(sides):
+        util = [_systolic.stats(rows, n, n, rows=side, cols=side, dataflow="ws").utilization for n in sizes]
+        fig.add_trace(go.Scatter(x=sizes, y=util, mode="lines", name=f"{side}×{side} array",
+                                 line=dict(color=SEQUENCE[i % len(SEQUENCE)])))
+    fig.update_xaxes(title=f"K = N (weights K × N, {rows:,} rows streamed)")
+    fig.update_yaxes(title="utilisation", tickformat=".0%", range=[0, 1])
+    return style(fig, title=title)
+
+
+def scalesim_reference() -> list:
+    """Every layer of the stored SCALE-Sim 3.0.0 runs (``crosscheck/refs/scalesim.json``) beside labsim's
+    numbers for it, for the chapter's table: rows with ``.match`` (labsim agrees on every number, the two
+    conventions of :mod:`labsim.machines.systolic` accounted for), ``.stats`` (labsim's
+    ``ls.systolic.Stats``) and ``.scalesim`` (SCALE-Sim's report); see :mod:`labsim.peers.scalesim`."""
+    from ..peers import scalesim
+
+    return scalesim.rows()
+
+
+from .tpu_systolic import (run_frames, systolic_animation, systolic_caption, systolic_example,  # noqa: E402,F401
+                           systolic_frames, systolic_run)
