@@ -1,0 +1,117 @@
+"""labsim.viz.charts: the chapters' charts carry the traces and axes they should, built from labsim's
+numbers, and each converts to the print face (matplotlib)."""
+import math
+
+import numpy as np
+import pytest
+
+import labsim as ls
+from labsim import viz
+from labsim.models import counting
+
+
+def _print_face(fig):
+    import matplotlib.pyplot as plt
+
+    mfig = viz.to_matplotlib(fig)
+    assert mfig.axes, "the print face drew no axes"
+    plt.close(mfig)
+
+
+def test_chart_lines_from_labsim_counts_on_log_axes():
+    ns = [16, 64, 256, 1024]
+    series = [viz.line(ns, [counting.blas(level, n).intensity for n in ns], f"level {level}", markers=True)
+              for level in (1, 2, 3)]
+    fig = viz.chart(series, xlog=True, ylog=True, xtitle="n", ytitle="FLOP per byte", title="BLAS")
+    assert [t.name for t in fig.data] == ["level 1", "level 2", "level 3"]
+    assert fig.data[2].y[-1] == pytest.approx(counting.blas(3, 1024).intensity)
+    assert fig.data[0].mode == "lines+markers"
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    assert fig.layout.yaxis.title.text == "FLOP per byte"
+    _print_face(fig)
+
+
+def test_chart_bars_stack_rules_and_log_range():
+    h100 = ls.hardware.PRESETS["H100 SXM"]
+    x = ["a", "b"]
+    fig = viz.chart([viz.bars(x, [1.0, 2.0], "one", color=viz.ROLE["memory"], text=["1", "2"], text_outside=True),
+                     viz.bars(x, [3.0, 4.0], "two", outline=viz.ROLE["memory"]),
+                     viz.line(x, [h100.hbm_bandwidth / 1e12] * 2, "HBM TB/s", dash="dot")],
+                    barmode="stack", ylog=True, yrange=(0.1, 100), categories=x,
+                    rules=[viz.rule("y", 1.0, "one")])
+    assert fig.layout.barmode == "stack"
+    assert fig.layout.yaxis.range == (-1.0, 2.0)  # log10 of the data range
+    assert fig.data[0].textposition == "outside" and fig.data[1].marker.line.color == viz.ROLE["memory"]
+    assert len(fig.layout.shapes) == 1 and fig.layout.annotations[0].y == 0.0  # log10(1) on the log axis
+    assert list(fig.layout.xaxis.categoryarray) == x
+    _print_face(fig)
+
+
+def test_share_bars_are_shares_of_each_total():
+    runs = {c: ls.simulate(ls.compile(ls.trace(lambda a, b: a @ b, *[ls.ShapeDtype((256, 256), "bfloat16")] * 2)), c)
+            for c in ("A100 80GB", "H100 SXM")}
+    rows = {c: {"kernels": r.kernel_time, "copies": r.copy_time, "other": r.time - r.kernel_time - r.copy_time}
+            for c, r in runs.items()}
+    colors = {"kernels": viz.ROLE["compute"], "copies": viz.ROLE["memory"], "other": viz.ROLE["overhead"]}
+    fig = viz.share_bars(rows, colors, xtitle="share of the call (%)")
+    assert [t.name for t in fig.data] == list(colors)
+    for i, c in enumerate(rows):
+        assert sum(t.x[i] for t in fig.data) == pytest.approx(100)
+        assert fig.data[1].x[i] == pytest.approx(100 * runs[c].copy_time / runs[c].time)
+    assert all(t.orientation == "h" for t in fig.data) and fig.layout.barmode == "stack"
+    assert list(fig.layout.xaxis.range) == [0, 100]
+    _print_face(fig)
+
+
+def test_ratio_bars_have_the_line_at_one():
+    fig = viz.ratio_bars(["FLOPs", "bytes"], [1.0, 0.5], text=["equal", "half"], xtitle="labsim ÷ XLA",
+                         colors=[viz.ROLE["match"], viz.ROLE["mismatch"]])
+    assert list(fig.data[0].x) == [1.0, 0.5] and fig.data[0].orientation == "h"
+    assert fig.layout.shapes[0].x0 == 1.0 and fig.layout.yaxis.autorange == "reversed"
+    _print_face(fig)
+
+
+def test_closed_form_vs_machine_draws_the_simt_formula_and_points():
+    ws = list(range(1, 9))
+    closed = {"closed form": (ws, [ls.simt.latency_utilisation(w, 400, 8, "lrr") for w in ws])}
+    machine = {"machine": ([1, 4], [0.02, 0.09])}
+    fig = viz.closed_form_vs_machine(closed, machine, xtitle="warps", yformat=".0%", yrange=(0, 1.05))
+    assert [t.mode for t in fig.data] == ["lines", "markers"]
+    assert fig.data[1].marker.color == viz.ROLE["match"]
+    assert fig.data[0].y[3] == pytest.approx(ls.simt.latency_utilisation(4, 400, 8, "lrr"))
+    assert fig.layout.yaxis.tickformat == ".0%"
+    _print_face(fig)
+
+
+def test_slot_grids_colour_each_state():
+    z = np.array([[0, 1, 2, 1], [2, 2, 0, 0]])
+    fig = viz.slot_grids({"contiguous": z, "paged": z[::-1]}, [("free", "idle"), ("KV stored", "memory"),
+                                                              ("reserved, empty", "mismatch")], title="KV")
+    heat = [t for t in fig.data if t.type == "heatmap"]
+    assert len(heat) == 2 and heat[0].zmax == 2.5
+    assert [t.name for t in fig.data if t.type == "scatter"] == ["free", "KV stored", "reserved, empty"]
+    assert [a.text for a in fig.layout.annotations] == ["contiguous", "paged"]
+    _print_face(fig)
+
+
+def test_message_has_no_axes():
+    fig = viz.message("The CPU preset lists no float8 rate.")
+    assert fig.layout.annotations[0].text.startswith("The CPU") and fig.layout.xaxis.visible is False
+    _print_face(fig)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: viz.line([1, 2], [1], "a"), "y"),
+    (lambda: viz.bars(["a"], [1], text=["x", "y"]), "text"),
+    (lambda: viz.rule("z", 1), "axis"),
+    (lambda: viz.rule("x", math.nan), "value"),
+    (lambda: viz.chart([]), "series"),
+    (lambda: viz.chart([viz.line([1], [1])], barmode="overlay"), "barmode"),
+    (lambda: viz.chart([viz.line([1], [1])], ylog=True, yrange=(0, 1)), "yrange"),
+    (lambda: viz.share_bars({"a": {"x": 1}}, {"x": "#000", "y": "#111"}), "no value"),
+    (lambda: viz.slot_grids({"g": [[0, 5]]}, [("free", "idle")]), "grid"),
+    (lambda: viz.message(""), "text"),
+])
+def test_bad_input_names_the_argument(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
