@@ -115,3 +115,14 @@ def test_message_has_no_axes():
 def test_bad_input_names_the_argument(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_status_grid_marks_each_cell():
+    fig = viz.status_grid([["match", "differs"], ["not run", "match"]], ["f", "g"], ["FLOPs", "bytes"],
+                          {"match": ("match", "="), "differs": ("mismatch", "≠"), "not run": ("idle", "–")})
+    h = fig.data[0]
+    assert [list(r) for r in h.z] == [[0, 1], [2, 0]] and [list(r) for r in h.text] == [["=", "≠"], ["–", "="]]
+    assert list(h.x) == ["FLOPs", "bytes"] and fig.layout.yaxis.autorange == "reversed"
+    _print_face(fig)
+    with pytest.raises(ValueError, match="cells"):
+        viz.status_grid([["maybe"]], ["f"], ["x"], {"match": ("match", "=")})

@@ -10,6 +10,7 @@ has the three faces: live in JupyterLab, static on the website, print via :func:
 - :func:`ratio_bars` — horizontal bars of a ratio, with the line at 1 ("no change", "they agree").
 - :func:`closed_form_vs_machine` — a closed form as lines, what a machine measured as dots.
 - :func:`slot_grids` — grids of slots side by side, each slot coloured by its state (KV memory pages).
+- :func:`status_grid` — a table of states (match, differs, not run) as coloured cells with a mark each.
 - :func:`message` — a figure that only says why there is nothing to draw.
 """
 from __future__ import annotations
@@ -23,7 +24,7 @@ from .palette import NEUTRAL, ROLE
 from .plots import style
 
 __all__ = ["Series", "Rule", "line", "points", "bars", "rule", "chart", "share_bars", "ratio_bars",
-           "closed_form_vs_machine", "slot_grids", "message"]
+           "closed_form_vs_machine", "slot_grids", "status_grid", "message"]
 
 _KINDS = ("line", "points", "bars")
 
@@ -293,3 +294,32 @@ def message(text: str, *, height: int = 260):
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
     return style(fig, height=height)
+
+
+def status_grid(cells: Sequence[Sequence[str]], rows: Sequence[str], columns: Sequence[str],
+                states: Mapping[str, tuple[str, str]], *, title: str | None = None, height: int | None = None):
+    """A table of states as coloured cells: ``cells[i][j]`` is the state of row ``rows[i]`` in column
+    ``columns[j]``, and ``states[name] = (role, mark)`` gives each state its :data:`ROLE` colour and the
+    mark written in its cells ("=", "≠")."""
+    import plotly.graph_objects as go
+
+    rows, columns = list(rows), list(columns)
+    if not states or any(role not in ROLE for role, _ in states.values()):
+        raise ValueError(f"status_grid: states must map a name to (role, mark) with roles from viz.ROLE, got {states!r}")
+    if len(cells) != len(rows) or any(len(r) != len(columns) for r in cells):
+        raise ValueError(f"status_grid: cells must have {len(rows)} rows of {len(columns)} states (one per row and column)")
+    names = list(states)
+    bad = {c for r in cells for c in r if c not in states}
+    if bad:
+        raise ValueError(f"status_grid: cells hold states {sorted(bad)} that are not in states {names}")
+    n = len(names)
+    scale = []
+    for i, name in enumerate(names):
+        scale += [[i / n, ROLE[states[name][0]]], [(i + 1) / n, ROLE[states[name][0]]]]
+    z = [[names.index(c) for c in r] for r in cells]
+    text = [[states[c][1] for c in r] for r in cells]
+    fig = go.Figure(go.Heatmap(z=z, x=columns, y=rows, text=text, texttemplate="%{text}", colorscale=scale,
+                               zmin=-0.5, zmax=n - 0.5, showscale=False, xgap=2, ygap=2,
+                               hovertemplate="%{y}: %{x} %{text}<extra></extra>"))
+    fig.update_yaxes(autorange="reversed")
+    return style(fig, title=title, height=height or 120 + 24 * len(rows))
