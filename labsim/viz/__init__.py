@@ -16,6 +16,8 @@
 - :func:`chart` with :func:`line`, :func:`points`, :func:`bars`, :func:`rule`; :func:`share_bars`,
   :func:`ratio_bars`, :func:`closed_form_vs_machine`, :func:`slot_grids`, :func:`status_grid`, :func:`message` — the chapters'
   charts of labsim's numbers (:mod:`.charts`).
+- :func:`fmt_si` — a number with an SI prefix and its unit ("1.2 ms"); :mod:`calibration` — the
+  calibration figures of the accuracy page.
 - :func:`plural` — a number with its noun in the right grammatical number, for computed captions.
 - :func:`tabs` — several texts (IR dumps, listings) side by side as tabs; stacked sections without JavaScript.
 """
@@ -36,6 +38,8 @@ from . import tpu
 from . import collectives
 from . import gpu_extra, serving
 from ..support.text import plural
+from ..support.tables import fmt_si
+from . import calibration
 
 __all__ = ["glue", "Figure", "Interactive", "in_book", "interactive", "show", "Animation", "animate", "control_kind",
            "ROLE", "TINT", "NEUTRAL", "SEQUENCE", "role", "GraphDrawing", "draw_graph", "pipeline_diagram",
@@ -43,4 +47,4 @@ __all__ = ["glue", "Figure", "Interactive", "in_book", "interactive", "show", "A
            "Tabs", "tabs", "pass_figure", "pass_slider", "gpu", "tpu", "programs", "timeline_spans", "timeline_steps",
            "save", "to_matplotlib", "collectives", "plural", "gpu_extra", "serving",
            "bars", "chart", "closed_form_vs_machine", "line", "message", "points", "ratio_bars", "rule", "share_bars",
-           "slot_grids", "status_grid"]
+           "slot_grids", "status_grid", "fmt_si", "calibration"]
