@@ -41,3 +41,20 @@ def test_place_blocks_rejects_bad_input_by_name(kw, name):
 def test_viz_reexports_the_machine_placement():
     from labsim.viz import gpu
     assert gpu.wave_counts is wave_counts
+
+
+def test_waves_figure_draws_the_machine_placement():
+    import matplotlib.pyplot as plt
+    from labsim import viz
+
+    placed = place_blocks(600, "H100 SXM", 4)
+    fig = viz.gpu.waves_figure(placed)
+    assert list(fig.data[0].x) == placed.busy
+    assert list(fig.data[1].x) == [placed.slots - b for b in placed.busy]
+    same = viz.gpu.waves_figure("H100 SXM", 600, 4)
+    assert list(same.data[0].x) == list(fig.data[0].x)
+    plt.close(viz.to_matplotlib(fig))
+    with pytest.raises(ValueError, match="placement"):
+        viz.gpu.waves_figure(placed, 10, 4)
+    with pytest.raises(ValueError, match="blocks_per_sm"):
+        viz.gpu.waves_figure("H100 SXM", 600)

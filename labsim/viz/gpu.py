@@ -18,7 +18,7 @@ import math
 from typing import Any
 
 from ..hardware import Chip, get as get_chip
-from ..machines.simt.waves import place_blocks, wave_counts  # the SIMT machine's block placement
+from ..machines.simt.waves import Waves, place_blocks, wave_counts  # the SIMT machine's block placement
 from ..support.text import plural
 from .palette import NEUTRAL, ROLE, TINT
 from .plots import style
@@ -299,17 +299,27 @@ def _wrap(text: str, width: int) -> str:
     return "<br>".join(textwrap.wrap(text, width))
 
 
-def waves_figure(chip: str | Chip, blocks: int, blocks_per_sm: int, *, title: str | None = None, height: int = 300):
-    """A grid of ``blocks`` blocks on ``chip``'s SMs, wave by wave: one bar per wave, as long as the GPU's
-    block slots (SMs x ``blocks_per_sm``), its busy slots in the "compute" colour and its empty ones in
-    "idle". Only a last, partly filled wave (the tail wave) has empty slots."""
+def waves_figure(chip, blocks: int | None = None, blocks_per_sm: int | None = None, *, title: str | None = None,
+                 height: int = 300):
+    """A grid of blocks on a GPU's SMs, wave by wave: one bar per wave, as long as the GPU's block slots
+    (SMs x blocks per SM), its busy slots in the "compute" colour and its empty ones in "idle". Only a
+    last, partly filled wave (the tail wave) has empty slots. Give the SIMT machine's placement
+    (``ls.simt.waves.place_blocks(...)``, a :class:`~labsim.machines.simt.waves.Waves`) or
+    ``chip, blocks, blocks_per_sm`` to place them here the same way."""
     import plotly.graph_objects as go
 
-    c = _gpu(chip)
-    if "compute_units" not in c.sources:
-        raise ValueError(f"{c.name}: the preset has no sourced SM count, so its waves cannot be drawn")
-    sms = c.compute_units
-    placed = place_blocks(blocks, c, blocks_per_sm)
+    if isinstance(chip, Waves):
+        if blocks is not None or blocks_per_sm is not None:
+            raise ValueError("waves_figure: give a placement (Waves) alone, or chip, blocks and blocks_per_sm")
+        placed = chip
+    else:
+        c = _gpu(chip)
+        if "compute_units" not in c.sources:
+            raise ValueError(f"{c.name}: the preset has no sourced SM count, so its waves cannot be drawn")
+        if blocks is None or blocks_per_sm is None:
+            raise ValueError("waves_figure: with a chip, give blocks and blocks_per_sm too")
+        placed = place_blocks(blocks, c, blocks_per_sm)
+    sms, blocks, blocks_per_sm = placed.sms, placed.blocks, placed.blocks_per_sm
     slots = placed.slots
     names = [f"wave {w + 1}" for w in range(placed.count)]
     busy = placed.busy
