@@ -64,9 +64,15 @@ def test_share_bars_are_shares_of_each_total():
 
 
 def test_ratio_bars_have_the_line_at_one():
-    fig = viz.ratio_bars(["FLOPs", "bytes"], [1.0, 0.5], text=["equal", "half"], xtitle="labsim ÷ XLA",
-                         colors=[viz.ROLE["match"], viz.ROLE["mismatch"]])
-    assert list(fig.data[0].x) == [1.0, 0.5] and fig.data[0].orientation == "h"
+    """The roofline's time of one program on the H100 over the A100, kernel by kernel."""
+    spec = ls.ShapeDtype((1024, 1024), "bfloat16")
+    prog = ls.compile(ls.trace(lambda a, b: ls.nn.relu(a @ b), spec, spec))
+    new, old = ls.estimate(prog, "H100 SXM"), ls.estimate(prog, "A100 80GB")
+    ratios = [n.time / o.time for n, o in zip(new.kernels, old.kernels)]
+    fig = viz.ratio_bars([k.kernel for k in new.kernels], ratios, xtitle="H100 ÷ A100",
+                         text=[f"{r:.2f}" for r in ratios], colors=[viz.ROLE["match"]] * len(ratios))
+    assert list(fig.data[0].x) == pytest.approx(ratios) and fig.data[0].orientation == "h"
+    assert all(r < 1 for r in ratios)  # the newer chip is faster on every kernel
     assert fig.layout.shapes[0].x0 == 1.0 and fig.layout.yaxis.autorange == "reversed"
     _print_face(fig)
 
@@ -84,11 +90,16 @@ def test_closed_form_vs_machine_draws_the_simt_formula_and_points():
 
 
 def test_slot_grids_colour_each_state():
-    z = np.array([[0, 1, 2, 1], [2, 2, 0, 0]])
-    fig = viz.slot_grids({"contiguous": z, "paged": z[::-1]}, [("free", "idle"), ("KV stored", "memory"),
-                                                              ("reserved, empty", "mismatch")], title="KV")
+    """The KV-memory snapshots of labsim's allocator (0 free, 1 stored, 2 reserved), one grid per scheme."""
+    reqs = ls.serving.random_requests(20, seed=1, prompt=(16, 64), output=(16, 64), rate=0.5)
+    runs = {s: ls.serving.simulate_kv_allocation(reqs, 2048, scheme=s, block=16, snapshot_step=20)
+            for s in ("contiguous", "paged")}
+    grids = {s: r.snapshot.reshape(-1, 64) for s, r in runs.items()}
+    fig = viz.slot_grids(grids, [("free", "idle"), ("KV stored", "memory"), ("reserved, empty", "mismatch")],
+                         title="KV")
     heat = [t for t in fig.data if t.type == "heatmap"]
     assert len(heat) == 2 and heat[0].zmax == 2.5
+    assert np.array_equal(np.asarray(heat[1].z), grids["paged"])
     assert [t.name for t in fig.data if t.type == "scatter"] == ["free", "KV stored", "reserved, empty"]
     assert [a.text for a in fig.layout.annotations] == ["contiguous", "paged"]
     _print_face(fig)
@@ -118,11 +129,17 @@ def test_bad_input_names_the_argument(call, name):
 
 
 def test_status_grid_marks_each_cell():
-    fig = viz.status_grid([["match", "differs"], ["not run", "match"]], ["f", "g"], ["FLOPs", "bytes"],
+    """labsim against XLA's recorded counts, one row per reference function (the accuracy page's grid)."""
+    rows = ls.parity.xla_rows(ls.parity.load("xla.json"))[:4]
+    cells = [["not run" if r.error else ("match" if r.flops == r.xla_flops else "differs"),
+              "not run" if r.error else ("match" if r.kernels_match else "differs")] for r in rows]
+    fig = viz.status_grid(cells, [r.name for r in rows], ["FLOPs", "kernels"],
                           {"match": ("match", "="), "differs": ("mismatch", "≠"), "not run": ("idle", "–")})
     h = fig.data[0]
-    assert [list(r) for r in h.z] == [[0, 1], [2, 0]] and [list(r) for r in h.text] == [["=", "≠"], ["–", "="]]
-    assert list(h.x) == ["FLOPs", "bytes"] and fig.layout.yaxis.autorange == "reversed"
+    order = ["match", "differs", "not run"]
+    assert [list(r) for r in h.z] == [[order.index(c) for c in row] for row in cells]
+    assert list(h.y) == [r.name for r in rows] and fig.layout.yaxis.autorange == "reversed"
+    assert {t for row in h.text for t in row} <= {"=", "≠", "–"}
     _print_face(fig)
     with pytest.raises(ValueError, match="cells"):
         viz.status_grid([["maybe"]], ["f"], ["x"], {"match": ("match", "=")})
