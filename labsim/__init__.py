@@ -83,3 +83,11 @@ __all__ = [
     "tiling", "tpu", "collectives", "inflight", "splitk",
     "simulate", "RunResult", "Event", "EventKind", "Trace", "UnitId", "UnitKind", "Direction", "HOST_CHIP", "Table",
 ]
+
+# Public names the chapters read (issue 20, item 6): a contraction kernel's tile plan on a chip, and the
+# largest row the fusion pass keeps in one block; the GPU calibration plan and the measurements it is
+# compared with (the accuracy page).
+from .compiler.codegen import tile_plan  # noqa: E402
+from .compiler.fusion import ROW_LIMIT  # noqa: E402
+from .peers import calibration, measured  # noqa: E402
+__all__ += ["tile_plan", "ROW_LIMIT", "calibration", "measured"]

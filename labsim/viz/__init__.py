@@ -13,6 +13,11 @@
 - :func:`programs` — the programs of a block kernel (``ls.blocks``) over their lanes, masked lanes idle.
 - :func:`save`, :func:`to_matplotlib` — the print face: any figure as SVG, PDF or PNG (GIF for an animation),
   drawn with matplotlib from the same Plotly figure (``fig.save(path)`` on every face object).
+- :func:`chart` with :func:`line`, :func:`points`, :func:`bars`, :func:`rule`; :func:`share_bars`,
+  :func:`ratio_bars`, :func:`closed_form_vs_machine`, :func:`slot_grids`, :func:`status_grid`, :func:`message` — the chapters'
+  charts of labsim's numbers (:mod:`.charts`).
+- :func:`fmt_si` — a number with an SI prefix and its unit ("1.2 ms"); :mod:`calibration` — the
+  calibration figures of the accuracy page.
 - :func:`plural` — a number with its noun in the right grammatical number, for computed captions.
 - :func:`tabs` — several texts (IR dumps, listings) side by side as tabs; stacked sections without JavaScript.
 """
@@ -23,6 +28,8 @@ from .glue import glue
 from .graph import GraphDrawing, draw_graph, pipeline_diagram
 from .palette import KIND_COLORS, NEUTRAL, OKABE_ITO, ROLE, SEQUENCE, TINT, role
 from .plots import bar_compare, buffer_chart, roofline, style, timeline
+from .charts import (bars, chart, closed_form_vs_machine, line, message, points, ratio_bars, rule, share_bars,
+                     slot_grids, status_grid)
 from .hostviz import programs, timeline_spans, timeline_steps
 from .passes import pass_figure, pass_slider
 from .tabs import Tabs, tabs
@@ -31,9 +38,13 @@ from . import tpu
 from . import collectives
 from . import gpu_extra, serving
 from ..support.text import plural
+from ..support.tables import fmt_si
+from . import calibration
 
 __all__ = ["glue", "Figure", "Interactive", "in_book", "interactive", "show", "Animation", "animate", "control_kind",
            "ROLE", "TINT", "NEUTRAL", "SEQUENCE", "role", "GraphDrawing", "draw_graph", "pipeline_diagram",
            "KIND_COLORS", "OKABE_ITO", "bar_compare", "buffer_chart", "roofline", "style", "timeline",
            "Tabs", "tabs", "pass_figure", "pass_slider", "gpu", "tpu", "programs", "timeline_spans", "timeline_steps",
-           "save", "to_matplotlib", "collectives", "plural", "gpu_extra", "serving"]
+           "save", "to_matplotlib", "collectives", "plural", "gpu_extra", "serving",
+           "bars", "chart", "closed_form_vs_machine", "line", "message", "points", "ratio_bars", "rule", "share_bars",
+           "slot_grids", "status_grid", "fmt_si", "calibration"]

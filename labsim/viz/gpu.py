@@ -9,7 +9,8 @@ is typed here. Colours come from :data:`labsim.viz.palette.ROLE`, one meaning ea
   file, FP32 lanes, special-function units and a tensor core; shared memory / L1 below them; the L2
   and HBM outside the SM. :func:`sm_alt` describes it in words.
 - :func:`occupancy_figure` — the blocks per SM that each resource allows, the binding one marked.
-- :func:`waves_figure` — a grid's blocks placed on the SMs wave by wave, the tail wave marked.
+- :func:`waves_figure` — a grid's blocks placed on the SMs wave by wave (``simt.waves.place_blocks``), the tail
+  wave marked. ``wave_counts`` is re-exported from :mod:`labsim.machines.simt.waves`.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import math
 from typing import Any
 
 from ..hardware import Chip, get as get_chip
+from ..machines.simt.waves import Waves, place_blocks, wave_counts  # the SIMT machine's block placement
 from ..support.text import plural
 from .palette import NEUTRAL, ROLE, TINT
 from .plots import style
@@ -297,35 +299,30 @@ def _wrap(text: str, width: int) -> str:
     return "<br>".join(textwrap.wrap(text, width))
 
 
-def wave_counts(blocks: int, sms: int, blocks_per_sm: int) -> list[list[int]]:
-    """Blocks resident on each SM in each wave: ``[wave][sm]``. labsim's placement (a simplification, not
-    NVIDIA's undocumented block scheduler): a wave fills every SM up to ``blocks_per_sm``; the blocks of the
-    last wave are dealt to the SMs one at a time in turn, so its blocks spread over as many SMs as possible."""
-    for name, v in (("blocks", blocks), ("sms", sms), ("blocks_per_sm", blocks_per_sm)):
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise ValueError(f"wave_counts: {name} must be a positive integer, got {v!r}")
-    per_wave = sms * blocks_per_sm
-    full, rest = divmod(blocks, per_wave)
-    waves = [[blocks_per_sm] * sms for _ in range(full)]
-    if rest:
-        waves.append([rest // sms + (1 if s < rest % sms else 0) for s in range(sms)])
-    return waves
-
-
-def waves_figure(chip: str | Chip, blocks: int, blocks_per_sm: int, *, title: str | None = None, height: int = 300):
-    """A grid of ``blocks`` blocks on ``chip``'s SMs, wave by wave: one bar per wave, as long as the GPU's
-    block slots (SMs x ``blocks_per_sm``), its busy slots in the "compute" colour and its empty ones in
-    "idle". Only a last, partly filled wave (the tail wave) has empty slots."""
+def waves_figure(chip, blocks: int | None = None, blocks_per_sm: int | None = None, *, title: str | None = None,
+                 height: int = 300):
+    """A grid of blocks on a GPU's SMs, wave by wave: one bar per wave, as long as the GPU's block slots
+    (SMs x blocks per SM), its busy slots in the "compute" colour and its empty ones in "idle". Only a
+    last, partly filled wave (the tail wave) has empty slots. Give the SIMT machine's placement
+    (``ls.simt.waves.place_blocks(...)``, a :class:`~labsim.machines.simt.waves.Waves`) or
+    ``chip, blocks, blocks_per_sm`` to place them here the same way."""
     import plotly.graph_objects as go
 
-    c = _gpu(chip)
-    if "compute_units" not in c.sources:
-        raise ValueError(f"{c.name}: the preset has no sourced SM count, so its waves cannot be drawn")
-    sms = c.compute_units
-    waves = wave_counts(blocks, sms, blocks_per_sm)
-    slots = sms * blocks_per_sm
-    names = [f"wave {w + 1}" for w in range(len(waves))]
-    busy = [sum(row) for row in waves]
+    if isinstance(chip, Waves):
+        if blocks is not None or blocks_per_sm is not None:
+            raise ValueError("waves_figure: give a placement (Waves) alone, or chip, blocks and blocks_per_sm")
+        placed = chip
+    else:
+        c = _gpu(chip)
+        if "compute_units" not in c.sources:
+            raise ValueError(f"{c.name}: the preset has no sourced SM count, so its waves cannot be drawn")
+        if blocks is None or blocks_per_sm is None:
+            raise ValueError("waves_figure: with a chip, give blocks and blocks_per_sm too")
+        placed = place_blocks(blocks, c, blocks_per_sm)
+    sms, blocks, blocks_per_sm = placed.sms, placed.blocks, placed.blocks_per_sm
+    slots = placed.slots
+    names = [f"wave {w + 1}" for w in range(placed.count)]
+    busy = placed.busy
     idle = [slots - b for b in busy]
     fig = go.Figure([
         go.Bar(y=names, x=busy, orientation="h", name="block slots running a block",
@@ -336,7 +333,7 @@ def waves_figure(chip: str | Chip, blocks: int, blocks_per_sm: int, *, title: st
     fig.update_layout(barmode="stack", bargap=0.3)
     fig.update_xaxes(title=f"block slots: {sms} SMs × {blocks_per_sm} blocks", range=[0, slots], rangemode="tozero")
     fig.update_yaxes(autorange="reversed", title=None, type="category")
-    n = len(waves)
+    n = placed.count
     if title is None:
         title = (f"{plural(blocks, 'block')} in {plural(n, 'wave')}"
                  + (f"; the tail wave is {busy[-1] / slots:.0%} full" if idle[-1] else "; no tail"))
