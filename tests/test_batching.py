@@ -51,8 +51,8 @@ def test_equal_requests_arriving_together_are_the_same_under_both_policies():
     a = serving.simulate_batching(reqs, cost, policy="static", max_batch=4)
     b = serving.simulate_batching(reqs, cost, policy="continuous", max_batch=4)
     np.testing.assert_allclose(a.finish, b.finish)
-    expect = serving.batch_step_time("LLaMA-3-8B", "H100 SXM", [(8, 0)] * 4)["time"] + sum(
-        serving.batch_step_time("LLaMA-3-8B", "H100 SXM", [(1, 8 + g)] * 4)["time"] for g in range(1, 5))
+    expect = serving.batch_step_time("LLaMA-3-8B", "H100 SXM", [(8, 0)] * 4).time + sum(
+        serving.batch_step_time("LLaMA-3-8B", "H100 SXM", [(1, 8 + g)] * 4).time for g in range(1, 5))
     assert a.finish[0] == pytest.approx(expect)
 
 
@@ -62,7 +62,7 @@ def test_step_cost_equals_batch_step_time(model):
     rng = np.random.default_rng(0)
     for _ in range(20):
         seqs = [(int(t), int(l)) for t, l in zip(rng.integers(1, 600, 5), rng.integers(0, 9000, 5))]
-        assert cost(seqs) == pytest.approx(serving.batch_step_time(model, "H100 SXM", seqs)["time"], rel=1e-12)
+        assert cost(seqs) == pytest.approx(serving.batch_step_time(model, "H100 SXM", seqs).time, rel=1e-12)
 
 
 def test_continuous_beats_static_on_a_loaded_stream():
@@ -78,9 +78,9 @@ def test_moe_step_reads_more_experts_at_larger_batch():
     one = serving.step_time("Mixtral-8x7B", "H100 SXM", batch=1, kv_len=100)
     many = serving.step_time("Mixtral-8x7B", "H100 SXM", batch=64, kv_len=100)
     kv = llm.kv_cache_bytes_per_token("Mixtral-8x7B")
-    assert one["bytes"] == pytest.approx(2 * llm.active_param_count("Mixtral-8x7B") + 101 * kv)
-    assert many["bytes"] - 64 * 101 * kv == pytest.approx(llm.weight_bytes_read("Mixtral-8x7B", 64))
-    assert one["flops"] == 2 * llm.matmul_params("Mixtral-8x7B") + llm.attention_flops_per_token("Mixtral-8x7B", 101)
+    assert one.bytes == pytest.approx(2 * llm.active_param_count("Mixtral-8x7B") + 101 * kv)
+    assert many.bytes - 64 * 101 * kv == pytest.approx(llm.weight_bytes_read("Mixtral-8x7B", 64))
+    assert one.flops == 2 * llm.matmul_params("Mixtral-8x7B") + llm.attention_flops_per_token("Mixtral-8x7B", 101)
 
 
 @pytest.mark.parametrize("call,msg", [

@@ -16,7 +16,17 @@ from __future__ import annotations
 
 import numpy as np
 
-ON_REJECT = ("residual", "target")
+from ..support.choices import Choice
+
+
+class OnReject(Choice):
+    """What the target samples from when it rejects a draft token (a member or its string)."""
+
+    RESIDUAL = "residual"  # max(0, p - q), normalised: the exact rule of speculative sampling
+    TARGET = "target"      # p itself: the naive rule, which biases the output
+
+
+ON_REJECT = tuple(m.value for m in OnReject)
 
 
 def _dist(a, name: str, where: str, ndim: int) -> np.ndarray:
@@ -29,10 +39,8 @@ def _dist(a, name: str, where: str, ndim: int) -> np.ndarray:
     return a
 
 
-def _check_mode(on_reject, where: str) -> str:
-    if on_reject not in ON_REJECT:
-        raise ValueError(f"{where}: on_reject must be one of {list(ON_REJECT)}, got {on_reject!r}")
-    return on_reject
+def _check_mode(on_reject, where: str) -> OnReject:
+    return OnReject.of(on_reject, where, "on_reject")
 
 
 def residual(p, q) -> np.ndarray:
@@ -113,4 +121,4 @@ def total_variation(a, b) -> float:
 
 
 __all__ = ["residual", "speculative_sample", "first_token_distribution", "simulate_first_token",
-           "total_variation", "ON_REJECT"]
+           "total_variation", "OnReject", "ON_REJECT"]
