@@ -252,3 +252,21 @@ def test_a_program_with_two_outputs_reads_both_back_then_waits_once():
     assert backs[1].start == pytest.approx(backs[0].end)  # one copy engine: back to back
     assert reads[1].end <= backs[0].end  # the second enqueue does not wait for the first copy
     assert res.time == pytest.approx(backs[1].end) == pytest.approx(waits[0].end)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(0, 1e-4), max_size=12), st.floats(0, 1e-5), st.floats(0, 3e-6), st.floats(0, 1e-5),
+       st.booleans(), st.booleans(), st.integers(0, 2**31))
+def test_stream_time_on_the_host_machine_equals_the_roofline_recurrence(times, lat, api, call, sync, with_ready, seed):
+    """runtime.stream_time plays the kernels on ls.host.Machine; roofline.stream_time writes the same
+    recurrence by hand (kept until the roofline reads the machine's)."""
+    import random
+
+    from labsim.machines import roofline, runtime
+    rnd = random.Random(seed)
+    ready = [rnd.uniform(0, 2e-4) for _ in times] if with_ready else None
+    kw = dict(launch_overhead=lat, host_api_time=api, call_overhead=call, synchronous=sync, ready=ready)
+    got, want = runtime.stream_time(times, **kw), roofline.stream_time(times, **kw)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g == pytest.approx(w, rel=1e-12, abs=1e-18)

@@ -136,6 +136,7 @@ class Machine:
         self._pending: list[float] = []  # start times of enqueued commands, a heap
         self._capture: CapturedGraph | None = None
         self._costs: dict[int, Any] = {}
+        self._units: dict[int, UnitId] = {0: STREAM}
         self._n = 0
 
     # --- bookkeeping -------------------------------------------------------------------------------
@@ -172,6 +173,12 @@ class Machine:
 
     def _stream(self, stream: int) -> int:
         return _count(stream, "stream", 0)
+
+    def _unit(self, stream: int) -> UnitId:
+        u = self._units.get(stream)
+        if u is None:
+            u = self._units[stream] = UnitId(0, UnitKind.STREAM, stream)
+        return u
 
     def _fresh(self, base: str) -> str:
         self._n += 1
@@ -280,7 +287,7 @@ class Machine:
         start = max(t_call + max(self.launch_latency, host_cost), self._stream_end.get(stream, 0.0),
                     self._device_free, deps)
         end = start + duration
-        self._events.append(Event(UnitId(0, UnitKind.STREAM, stream), name, start, end, EventKind.KERNEL,
+        self._events.append(Event(self._unit(stream), name, start, end, EventKind.KERNEL,
                                   detail, nbytes=nbytes, flops=flops))
         self._started(start)
         self._stream_end[stream] = self._device_free = end
@@ -462,7 +469,7 @@ class Machine:
         self._started(t)
         for i, (kname, d, detail, flops, nb, inputs_ready, done) in enumerate(nodes):
             t = max(t + (self.graph_gap if i else 0.0), inputs_ready())
-            self._events.append(Event(UnitId(0, UnitKind.STREAM, s), kname, t, t + d, EventKind.KERNEL,
+            self._events.append(Event(self._unit(s), kname, t, t + d, EventKind.KERNEL,
                                       detail + " (graph node)", nbytes=nb, flops=flops))
             t += d
             done(t)
