@@ -5,7 +5,8 @@ Prints three tables:
    call; target p95 ≤ 100 ms, as ``bench_widgets.py``);
 2. ``serving.simulate_kv_allocation`` on the chapter's stream of 200 requests, by scheme and block;
 3. ``serving.flash_attention`` (the NumPy online-softmax reference) against the unfused reference, and
-   tracing + compiling + estimating one decode step of a LLaMA-3-8B layer;
+   tracing + compiling + estimating one decode step of a LLaMA-3-8B layer, and one whole-model
+   ``serving.step_time`` (a ``StepCost``, labsim's roofline cost type);
 4. ``serving.simulate_batching`` (static vs continuous) on the chapter's stream of 200 requests.
 """
 from __future__ import annotations
@@ -63,6 +64,9 @@ def kernels() -> None:
     t_d, _ = best(lambda: ls.estimate(ls.compile(ls.trace(llm.decode_fn(cfg, "block"), *llm.decode_specs(
         cfg, "block", 1, 2048, dtype="bfloat16"))), "H100 SXM"))
     rows.append(["LLaMA-3-8B decode layer: trace+compile+estimate", f"{t_d * 1e3:.0f}", "-"])
+    t_s, st = best(lambda: serving.step_time(cfg, "H100 SXM", batch=64, kv_len=4096))
+    rows.append([f"serving.step_time → {type(st).__name__} ({st.bound.value}-bound, {st.ms:.1f} ms)",
+                 f"{t_s * 1e3:.3f}", "-"])
     table("3. NumPy references and the decode program (ms, best of 3)", ["what", "flash / labsim", "unfused"], rows)
 
 

@@ -109,7 +109,7 @@ class BatchingResult:
     def summary(self) -> dict[str, float]:
         span = float(self.finish.max() - self.arrival.min())
         busy = float(self.step_time.sum())
-        return {"policy": self.policy, "requests": int(self.arrival.size), "tokens": int(self.output.sum()),
+        return {"policy": str(self.policy), "requests": int(self.arrival.size), "tokens": int(self.output.sum()),
                 "makespan_s": span, "throughput_tok_s": float(self.output.sum()) / span,
                 "mean_latency_s": float(self.latency.mean()), "p95_latency_s": float(np.percentile(self.latency, 95)),
                 "mean_ttft_s": float((self.first_token - self.arrival).mean()), "steps": int(self.step_time.size),

@@ -175,7 +175,7 @@ class AllocationResult:
         busy = self.running > 0
         c = self.capacity
         avg = lambda a: float(a[busy].mean()) / c if busy.any() else 0.0
-        return {"scheme": self.scheme, "used": avg(self.used), "reserved": avg(self.reserved),
+        return {"scheme": str(self.scheme), "used": avg(self.used), "reserved": avg(self.reserved),
                 "internal": avg(self.internal), "external": avg(self.external),
                 "running": float(self.running[busy].mean()) if busy.any() else 0.0,
                 "finished": self.finished, "steps": self.steps, "preempted": self.preempted}

@@ -58,12 +58,17 @@ def batch_step_time(cfg, chip, seqs, *, dtype="bfloat16") -> StepCost:
     Time = max(FLOPs / matrix peak, bytes / HBM bandwidth) (:attr:`KernelCost.time`): one bound for the
     whole step, as if every kernel were at the same limit (an optimistic simplification).
     """
-    cfg, chip = llm.get(cfg), get_chip(chip)
     if not seqs:
         raise ValueError("batch_step_time: seqs is empty (give at least one (new_tokens, kv_len))")
+    return _step(cfg, chip, Counter(map(tuple, seqs)), dtype)
+
+
+def _step(cfg, chip, counts, dtype) -> StepCost:
+    """The step of ``counts[(new_tokens, kv_len)]`` equal sequences of each kind."""
+    cfg, chip = llm.get(cfg), get_chip(chip)
     flops = nbytes = tokens = 0
     kvb, mm = llm.kv_cache_bytes_per_token(cfg, dtype), llm.matmul_params(cfg)
-    for (t, L), n in Counter(map(tuple, seqs)).items():  # equal sequences counted once, times their number
+    for (t, L), n in counts.items():  # equal sequences counted once, times their number
         t = _whole(t, "new_tokens", "batch_step_time", 1)
         L = _whole(L, "kv_len", "batch_step_time", 0)
         tokens += n * t
@@ -82,7 +87,7 @@ def batch_step_time(cfg, chip, seqs, *, dtype="bfloat16") -> StepCost:
 def step_time(cfg, chip, *, batch: int, new_tokens: int = 1, kv_len: int = 0, dtype="bfloat16") -> StepCost:
     """:func:`batch_step_time` for ``batch`` equal sequences of ``new_tokens`` after ``kv_len`` cached ones."""
     batch = _whole(batch, "batch", "step_time", 1)
-    return batch_step_time(cfg, chip, [(new_tokens, kv_len)] * batch, dtype=dtype)
+    return _step(cfg, chip, {(new_tokens, kv_len): batch}, dtype)
 
 
 __all__ = ["StepCost", "batch_step_time", "step_time"]
