@@ -54,7 +54,6 @@ Values: arrays put with data carry NumPy values, and a program's outputs get the
 """
 from __future__ import annotations
 
-import contextlib
 import heapq
 import math
 from typing import Any, Callable, Sequence
@@ -88,10 +87,10 @@ STREAM = UnitId(0, UnitKind.STREAM, 0)
 D2H = UnitId(0, UnitKind.COPY_ENGINE, 0, Direction.D2H)
 
 from .hostarrays import Array, CapturedGraph, StreamEvent, _compiled, _count, _Ready, _seconds  # noqa: E402
-from .hostloop import MODES, How, Mode, kernel_loop  # noqa: E402
+from .hostchoices import MODES, How, Mode  # noqa: E402
 
 
-class Machine:
+class Machine(_graphs.GraphLaunches):
     """One host thread driving one device; every call advances the host clock ``now`` and records events.
 
     ``chip``: a preset name or a :class:`~labsim.hardware.Chip`. ``host_link``: a name from
@@ -427,54 +426,6 @@ class Machine:
         self._host("wait event", self.api_time, EventKind.API, f"stream {s} waits for stream {event.stream}")
         self._stream_end[s] = max(self._stream_end.get(s, 0.0), event.time)
 
-    # --- graphs ------------------------------------------------------------------------------------
-    @contextlib.contextmanager
-    def capture(self, stream: int = 0):
-        """Record the launches made inside the ``with`` block into a :class:`CapturedGraph`; nothing runs."""
-        if self._capture is not None:
-            raise RuntimeError("capture: already capturing a graph")
-        self._capture = CapturedGraph(self._stream(stream))
-        try:
-            yield self._capture
-        finally:
-            self._capture = None
-
-    def replay(self, graph: CapturedGraph) -> None:
-        """Launch every kernel of ``graph`` with one launch call (``cudaGraphLaunch``); they run back to back."""
-        if not isinstance(graph, CapturedGraph):
-            raise TypeError(f"replay: expected a CapturedGraph from m.capture(), got {graph!r:.40}")
-        if self._capture is not None:
-            raise RuntimeError("replay inside a capture: finish the capture first")
-        if not graph.nodes:
-            raise ValueError("replay: the graph is empty (no kernel was launched inside m.capture())")
-        def node(n):
-            name, d, detail, flops, nb, inputs, outs, values = n
-
-            def done(end):
-                for a, v in zip(outs, values):
-                    a.ready, a._value, a._captured = end, v, False
-            return (name, d, detail, flops, nb,
-                    lambda: max((a.ready for a in inputs if not a._captured), default=0.0), done)
-
-        self._graph_launch(graph.stream, f"graph ({len(graph)} kernels)", "one launch for the whole graph",
-                           [node(n) for n in graph.nodes])
-
-    def _graph_launch(self, s: int, name: str, label: str, nodes) -> None:
-        """One launch call for a CUDA graph, then its nodes on stream ``s`` one after another, ``graph_gap``
-        apart. ``nodes``: (name, duration, detail, flops, bytes, inputs_ready(), done(end)) per node."""
-        self._enqueue_slot()
-        t_call = self._host(name, self.launch_time, EventKind.LAUNCH, label)
-        t = max(t_call + max(self.launch_latency, self.launch_time), self._stream_end.get(s, 0.0),
-                self._device_free)
-        self._started(t)
-        for i, (kname, d, detail, flops, nb, inputs_ready, done) in enumerate(nodes):
-            t = max(t + (self.graph_gap if i else 0.0), inputs_ready())
-            self._events.append(Event(self._unit(s), kname, t, t + d, EventKind.KERNEL,
-                                      detail + " (graph node)", nbytes=nb, flops=flops))
-            t += d
-            done(t)
-        self._stream_end[s] = self._device_free = t
-
     # --- results -----------------------------------------------------------------------------------
     @property
     def trace(self) -> Trace:
@@ -491,6 +442,36 @@ class Machine:
     def device_time(self) -> float:
         """When the device finishes everything enqueued so far."""
         return max([self._device_free, *self._stream_end.values(), *(x for v in self._engines.values() for x in v)])
+
+
+def kernel_loop(n: int, duration: float, *, chip: Chip | str = "H100 SXM", how: How | str = How.ASYNC,
+                fused: int = 1, eager: bool = True, **machine_kw):
+    """The chapter's experiment: ``n`` kernels of ``duration`` seconds each, dispatched eagerly.
+
+    ``how`` (a :class:`How` or its string): "async" (dispatch all, synchronise once at the end), "sync"
+    (synchronise after each, as a timing loop that calls ``block_until_ready`` inside does), or "graph"
+    (capture them once, replay as one launch). ``fused`` > 1 fuses every ``fused`` consecutive ops into
+    one kernel of ``fused × duration`` (the same work, fewer launches; labsim assumes fusion saves
+    nothing but launches). ``eager``: each launch also pays ``op_time`` of Python dispatch (False:
+    launches from compiled code). Returns the :class:`~labsim.machines.host.Machine` after the loop.
+    """
+    how = How.of(how, "kernel_loop", "how")
+    n, fused = _count(n, "n"), _count(fused, "fused")
+    m = Machine(chip, **machine_kw)
+    k = -(-n // fused)
+    d = duration * fused
+    if how is How.GRAPH:
+        with m.capture() as graph:
+            for i in range(k):
+                m.launch(f"k{i}", duration=d, eager=eager)
+        m.replay(graph)
+    else:
+        for i in range(k):
+            m.launch(f"k{i}", duration=d, eager=eager)
+            if how is How.SYNC:
+                m.synchronize()
+    m.synchronize()
+    return m
 
 
 __all__ = ["Array", "CapturedGraph", "Machine", "StreamEvent", "kernel_loop", "How", "Mode", "HOST", "H2D", "STREAM",

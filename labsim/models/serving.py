@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core.dtypes import itemsize
-from ..hardware import get as get_chip
 from ..support.choices import Choice
 from . import llm
 
