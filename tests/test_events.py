@@ -199,3 +199,16 @@ def test_from_intervals_rejects_bad_input(kw, err, match):
     intervals = kw.pop("intervals", [(0, "x", 0, 1)])
     with pytest.raises(err, match=match):
         Trace.from_intervals(intervals, **kw)
+
+
+def test_merge_joins_traces_on_one_clock():
+    dma = Trace.from_intervals([(0, "load A", 0, 10), (0, "load B", 10, 20)], kind=UnitKind.DMA, clock_hz=1e9,
+                               event=EventKind.COPY, chip_names=("TPU v5e",))
+    mxu = Trace.from_intervals([(0, "A·B", 20, 84)], kind=UnitKind.MXU, clock_hz=1e9)
+    t = Trace.merge(dma, mxu)
+    assert t.units == (UnitId(0, UnitKind.DMA), UnitId(0, UnitKind.MXU)) and len(t.events) == 3
+    assert t.chip_names == ("TPU v5e",) and t.duration == pytest.approx(84e-9)
+    assert {e.kind for e in t.events} == {EventKind.COPY, EventKind.COMPUTE}
+    assert Trace.merge(t, t).units == t.units  # a shared unit appears once
+    with pytest.raises(TypeError, match="every argument must be a Trace"):
+        Trace.merge(t, [1])

@@ -5,7 +5,13 @@ Every event sits on a typed :class:`UnitId` (which chip, what kind of unit, whic
 is derived from those fields and is meant only for drawing. Code that selects events reads the fields.
 
 A machine that keeps its own schedule (per cycle, per block) turns it into a Trace with
-:meth:`Trace.from_intervals`; ``labsim.viz.timeline`` then draws it like any other.
+:meth:`Trace.from_intervals` (one unit kind and event kind per call; cycles become seconds with
+``clock_hz``) and joins several with :meth:`Trace.merge`; ``labsim.viz.timeline`` then draws it like
+any other::
+
+    dma = Trace.from_intervals([(0, "load A", 0, 40)], kind=UnitKind.DMA, event=EventKind.COPY, clock_hz=f)
+    mxu = Trace.from_intervals([(0, "A·B", 40, 104)], kind=UnitKind.MXU, clock_hz=f)
+    viz.timeline(Trace.merge(dma, mxu))
 
 Chips are numbered 0, 1, ... within a trace. The host (CPU threads driving the devices) counts as its
 own chip, numbered :data:`HOST_CHIP` (-1); a device's copy engines, streams and links belong to it.
@@ -215,6 +221,18 @@ class Trace:
 
     def busy(self, unit: UnitId) -> float:
         return sum(e.duration for e in self.on(unit))
+
+    @classmethod
+    def merge(cls, *traces: "Trace") -> "Trace":
+        """One Trace of the events of ``traces`` on one clock (e.g. a TPU's DMA copies from one
+        :meth:`from_intervals` call and its MXU work from another). Units keep their order, first
+        trace first; ``chip_names`` are the longest given. Two traces may share a unit."""
+        for t in traces:
+            if not isinstance(t, Trace):
+                raise TypeError(f"Trace.merge: every argument must be a Trace, got {type(t).__name__}")
+        units = tuple(dict.fromkeys(u for t in traces for u in t.units))
+        names = max((t.chip_names for t in traces), key=len, default=())
+        return cls(tuple(e for t in traces for e in t.events), units, names)
 
     @classmethod
     def from_intervals(cls, intervals, *, kind: UnitKind, chip: int = 0,
