@@ -46,7 +46,7 @@ def allocators() -> None:
     for scheme, block in [("contiguous", 16), ("paged", 4), ("paged", 16), ("paged", 256)]:
         t, r = best(lambda: serving.simulate_kv_allocation(reqs, 16384, scheme=scheme, block=block))
         s = r.summary()
-        rows.append([scheme, str(block), str(r.steps), f"{100 * s['used']:.1f}", f"{t * 1e3:.0f}",
+        rows.append([scheme, str(block), str(r.steps), f"{100 * s.used:.1f}", f"{t * 1e3:.0f}",
                      f"{t / r.steps * 1e6:.0f}"])
     table("2. KV allocator simulation, 200 requests, 16,384 slots (best of 3)",
           ["scheme", "block", "steps", "used %", "ms", "µs per step"], rows)
@@ -78,8 +78,8 @@ def batching() -> None:
         for policy in ("static", "continuous"):
             t, r = best(lambda: serving.simulate_batching(reqs, cost, policy=policy, max_batch=64))
             s = r.summary()
-            rows.append([str(rate), policy, str(s["steps"]), f"{s['throughput_tok_s']:,.0f}",
-                         f"{s['mean_latency_s']:.2f}", f"{t * 1e3:.0f}", f"{t / s['steps'] * 1e6:.0f}"])
+            rows.append([str(rate), policy, str(s.steps), f"{s.throughput_tok_s:,.0f}",
+                         f"{s.mean_latency_s:.2f}", f"{t * 1e3:.0f}", f"{t / s.steps * 1e6:.0f}"])
     table("4. Batching simulation, 200 requests, LLaMA-3-8B on the H100, batch ≤ 64 (best of 3)",
           ["req/s", "policy", "steps", "tok/s", "mean latency s", "ms", "µs per step"], rows)
 

@@ -30,9 +30,9 @@ def test_continuous_fills_the_free_slot():
     co = serving.simulate_batching(reqs, UNIT, policy="continuous", max_batch=2)
     np.testing.assert_array_equal(st.finish, [3, 3, 4])
     np.testing.assert_array_equal(co.finish, [1, 3, 2])
-    assert st.summary()["throughput_tok_s"] == pytest.approx(5 / 4)
-    assert co.summary()["throughput_tok_s"] == pytest.approx(5 / 3)
-    assert co.summary()["mean_latency_s"] == pytest.approx(2.0)
+    assert st.summary().throughput_tok_s == pytest.approx(5 / 4)
+    assert co.summary().throughput_tok_s == pytest.approx(5 / 3)
+    assert co.summary().mean_latency_s == pytest.approx(2.0)
     np.testing.assert_array_equal(co.step_batch, [2, 2, 1])
 
 
@@ -69,9 +69,9 @@ def test_continuous_beats_static_on_a_loaded_stream():
     reqs = serving.poisson_requests(200, 60.0, seed=0)
     cost = serving.step_cost("LLaMA-3-8B", "H100 SXM")
     s, c = (serving.simulate_batching(reqs, cost, policy=p, max_batch=64).summary() for p in ("static", "continuous"))
-    assert c["throughput_tok_s"] > 1.2 * s["throughput_tok_s"]
-    assert c["mean_latency_s"] < s["mean_latency_s"] / 2
-    assert s["tokens"] == c["tokens"] == sum(r.output for r in reqs)
+    assert c.throughput_tok_s > 1.2 * s.throughput_tok_s
+    assert c.mean_latency_s < s.mean_latency_s / 2
+    assert s.tokens == c.tokens == sum(r.output for r in reqs)
 
 
 def test_moe_step_reads_more_experts_at_larger_batch():

@@ -178,8 +178,8 @@ def test_paged_holds_more_requests_than_contiguous():
     reqs = serving.random_requests(150, seed=0, rate=0.5)
     c = serving.simulate_kv_allocation(reqs, 16384, scheme="contiguous").summary()
     p = serving.simulate_kv_allocation(reqs, 16384, scheme="paged").summary()
-    assert p["running"] > 1.5 * c["running"] and p["used"] > c["used"] and p["steps"] < c["steps"]
-    assert c["internal"] > 5 * p["internal"]
+    assert p.running > 1.5 * c.running and p.used > c.used and p.steps < c.steps
+    assert c.internal > 5 * p.internal
 
 
 def test_allocator_errors_name_the_limit():
@@ -224,10 +224,10 @@ def test_prefix_cache_hit_rate_closed_form():
     each later one hits the 4 prefix blocks and misses its own."""
     reqs = [[7] * 64 + [1000 + i] * 32 for i in range(10)]  # 4 prefix blocks + 2 suffix blocks of 16
     r = serving.prefix_cache(reqs, block=16)
-    assert r["hits"] == 9 * 4 and r["misses"] == 4 + 10 * 2
-    assert r["hit_rate"] == pytest.approx(36 / 60)
+    assert r.hits == 9 * 4 and r.misses == 4 + 10 * 2
+    assert r.hit_rate == pytest.approx(36 / 60)
     tiny = serving.prefix_cache(reqs, block=16, capacity_blocks=2)  # LRU too small to keep the prefix
-    assert tiny["hits"] == 0
+    assert tiny.hits == 0
 
 
 # ---------------------------------------------------------------------------------------- LoRA, step time
@@ -300,3 +300,17 @@ def test_step_cost_is_the_roofline_of_its_flops_and_bytes():
         serving.batch_step_time("LLaMA-3-8B", h100, [])
     with pytest.raises(ValueError, match="no matrix rate for dtype int32"):
         serving.step_time("LLaMA-3-8B", h100, batch=1, dtype="int32")
+
+
+def test_summaries_are_records_not_dicts():
+    reqs = serving.random_requests(30, seed=2)
+    s = serving.simulate_kv_allocation(reqs, 4096, scheme="contiguous").summary()
+    assert isinstance(s, serving.AllocationSummary) and not isinstance(s, dict)
+    assert s.scheme == "contiguous" and s.internal == pytest.approx(s.reserved - s.used)
+    assert s["used"] == s.used and s.as_dict()["steps"] == s.steps  # the old keys still read
+    with pytest.raises(KeyError, match="AllocationSummary has no field 'use'"):
+        s["use"]
+    b = serving.simulate_batching(serving.poisson_requests(10, 5.0), lambda seqs: 0.01).summary()
+    assert isinstance(b, serving.BatchingSummary) and b.policy == "continuous" and b.requests == 10
+    p = serving.prefix_cache([[1] * 32, [1] * 32], block=16)
+    assert isinstance(p, serving.PrefixCacheStats) and (p.hits, p.misses, p.tokens_skipped) == (2, 2, 32)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..support.choices import Choice
+from ..support.records import Record
 
 
 class Policy(Choice):
@@ -89,6 +90,22 @@ def step_cost(cfg, chip, dtype="bfloat16"):
     return cost
 
 
+@dataclass(frozen=True)
+class BatchingSummary(Record):
+    """One scheduler's run in numbers (:meth:`BatchingResult.summary`)."""
+
+    policy: str
+    requests: int
+    tokens: int  # output tokens generated
+    makespan_s: float  # first arrival to last finish
+    throughput_tok_s: float
+    mean_latency_s: float
+    p95_latency_s: float
+    mean_ttft_s: float  # time to first token
+    steps: int
+    mean_batch: float  # requests per step, weighted by step time
+
+
 @dataclass
 class BatchingResult:
     """One scheduler's run: per request (in id order) and per step."""
@@ -106,14 +123,15 @@ class BatchingResult:
     def latency(self) -> np.ndarray:
         return self.finish - self.arrival
 
-    def summary(self) -> dict[str, float]:
+    def summary(self) -> BatchingSummary:
         span = float(self.finish.max() - self.arrival.min())
         busy = float(self.step_time.sum())
-        return {"policy": str(self.policy), "requests": int(self.arrival.size), "tokens": int(self.output.sum()),
-                "makespan_s": span, "throughput_tok_s": float(self.output.sum()) / span,
-                "mean_latency_s": float(self.latency.mean()), "p95_latency_s": float(np.percentile(self.latency, 95)),
-                "mean_ttft_s": float((self.first_token - self.arrival).mean()), "steps": int(self.step_time.size),
-                "mean_batch": float((self.step_batch * self.step_time).sum() / busy) if busy else 0.0}
+        return BatchingSummary(
+            str(self.policy), requests=int(self.arrival.size), tokens=int(self.output.sum()), makespan_s=span,
+            throughput_tok_s=float(self.output.sum()) / span, mean_latency_s=float(self.latency.mean()),
+            p95_latency_s=float(np.percentile(self.latency, 95)),
+            mean_ttft_s=float((self.first_token - self.arrival).mean()), steps=int(self.step_time.size),
+            mean_batch=float((self.step_batch * self.step_time).sum() / busy) if busy else 0.0)
 
 
 def simulate_batching(requests, cost, *, policy: Policy | str = Policy.CONTINUOUS,
@@ -185,4 +203,4 @@ def simulate_batching(requests, cost, *, policy: Policy | str = Policy.CONTINUOU
                           pick([r.output for r in reqs]), np.array(starts), np.array(times), np.array(sizes))
 
 
-__all__ = ["Policy", "POLICIES", "TimedRequest", "poisson_requests", "step_cost", "BatchingResult", "simulate_batching"]
+__all__ = ["Policy", "POLICIES", "BatchingSummary", "TimedRequest", "poisson_requests", "step_cost", "BatchingResult", "simulate_batching"]

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..core.dtypes import itemsize
 from ..support.choices import Choice
+from ..support.records import Record
 from . import llm
 
 
@@ -147,6 +148,32 @@ class Scheme(Choice):
     CONTIGUOUS = "contiguous"  # one contiguous range per request, reserved for its longest output
 
 
+@dataclass(frozen=True)
+class AllocationSummary(Record):
+    """Time averages of one allocator run (:meth:`AllocationResult.summary`), as fractions of capacity."""
+
+    scheme: str
+    used: float  # KV stored
+    reserved: float  # held by requests
+    internal: float  # reserved and empty
+    external: float  # free, in holes the waiting request could not use
+    running: float  # requests holding memory (mean over busy steps)
+    finished: int
+    steps: int
+    preempted: int
+
+
+@dataclass(frozen=True)
+class PrefixCacheStats(Record):
+    """What :func:`prefix_cache` found: block hits and misses, and the prompt tokens whose prefill it skipped."""
+
+    hits: int
+    misses: int
+    hit_rate: float
+    tokens: int
+    tokens_skipped: int
+
+
 @dataclass
 class AllocationResult:
     """Per-step totals (in token slots) of one allocator run, and a snapshot of memory at one step."""
@@ -169,15 +196,15 @@ class AllocationResult:
     def internal(self) -> np.ndarray:
         return self.reserved - self.used
 
-    def summary(self) -> dict[str, float]:
+    def summary(self) -> AllocationSummary:
         """Time averages, as fractions of capacity, over the steps when something was running."""
         busy = self.running > 0
         c = self.capacity
         avg = lambda a: float(a[busy].mean()) / c if busy.any() else 0.0
-        return {"scheme": str(self.scheme), "used": avg(self.used), "reserved": avg(self.reserved),
-                "internal": avg(self.internal), "external": avg(self.external),
-                "running": float(self.running[busy].mean()) if busy.any() else 0.0,
-                "finished": self.finished, "steps": self.steps, "preempted": self.preempted}
+        return AllocationSummary(str(self.scheme), used=avg(self.used), reserved=avg(self.reserved),
+                                 internal=avg(self.internal), external=avg(self.external),
+                                 running=float(self.running[busy].mean()) if busy.any() else 0.0,
+                                 finished=self.finished, steps=self.steps, preempted=self.preempted)
 
 
 def simulate_kv_allocation(requests, capacity: int, *, scheme: Scheme | str = Scheme.PAGED, block: int = 16,
@@ -370,7 +397,7 @@ def shared_prefix_requests(n: int, *, prefixes: int = 4, prefix_len: int = 512, 
     return out
 
 
-def prefix_cache(requests, block: int = 16, capacity_blocks: int | None = None) -> dict[str, float]:
+def prefix_cache(requests, block: int = 16, capacity_blocks: int | None = None) -> PrefixCacheStats:
     """Serve ``requests`` (token lists) in order with a cache of KV blocks keyed by :func:`block_hashes`;
     a block found in the cache is reused, its prefill skipped. ``capacity_blocks``: evict the least
     recently used block beyond it (None: unbounded). Returns the counts and the block hit rate."""
@@ -390,8 +417,8 @@ def prefix_cache(requests, block: int = 16, capacity_blocks: int | None = None) 
                 if capacity_blocks is not None and len(cache) > capacity_blocks:
                     cache.popitem(last=False)
     total = hits + misses
-    return {"hits": hits, "misses": misses, "hit_rate": hits / total if total else 0.0,
-            "tokens": tokens, "tokens_skipped": hits * block}
+    return PrefixCacheStats(hits=hits, misses=misses, hit_rate=hits / total if total else 0.0, tokens=tokens,
+                            tokens_skipped=hits * block)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -414,7 +441,7 @@ def lora_params(cfg, rank: int, targets=LORA_TARGETS) -> int:
 
 
 __all__ = ["attention_traffic", "attention_flops", "flash_attention", "attention_reference", "Request",
-           "random_requests", "Scheme", "AllocationResult", "simulate_kv_allocation", "speculative_expected_tokens",
+           "random_requests", "Scheme", "AllocationResult", "AllocationSummary", "PrefixCacheStats", "simulate_kv_allocation", "speculative_expected_tokens",
            "speculative_speedup", "simulate_speculative", "block_hashes", "shared_prefix_requests",
            "prefix_cache", "LORA_TARGETS", "lora_params", "batch_step_time", "step_time"]
 
@@ -423,10 +450,10 @@ __all__ = ["attention_traffic", "attention_flops", "flash_attention", "attention
 # modules; they are part of ``ls.serving``.
 from .speculative import (OnReject, first_token_distribution, residual, simulate_first_token,  # noqa: E402
                           speculative_sample, total_variation)
-from .batching import (BatchingResult, Policy, TimedRequest, poisson_requests, simulate_batching,  # noqa: E402
+from .batching import (BatchingResult, BatchingSummary, Policy, TimedRequest, poisson_requests, simulate_batching,  # noqa: E402
                        step_cost)
 from .stepcost import StepCost, batch_step_time, step_time  # noqa: E402
 
 __all__ += ["residual", "speculative_sample", "first_token_distribution", "simulate_first_token",
             "total_variation", "TimedRequest", "poisson_requests", "step_cost", "BatchingResult",
-            "simulate_batching", "Policy", "OnReject", "StepCost"]
+            "simulate_batching", "Policy", "BatchingSummary", "OnReject", "StepCost"]
