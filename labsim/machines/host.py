@@ -364,10 +364,10 @@ class Machine(_graphs.GraphLaunches):
         names = g.names()
         outs = [Array(self, names.get(id(o), f"out{i}"), o.aval, 0.0, None if values is None else values[i])
                 for i, o in enumerate(g.outputs)]
-        if mode == "jit" and self._capture is None:
+        if mode is Mode.JIT and self._capture is None:
             self._host(f"call {g.name}", self.call_time, EventKind.API, "jit: one dispatch for the whole call")
         kernels = prog.kernels
-        if mode == "jit" and self._capture is None and self.command_buffers:
+        if mode is Mode.JIT and self._capture is None and self.command_buffers:
             segments = _graphs.command_buffers(kernels, min_graph_size=self.min_graph_size)
         else:
             segments = [(False, [i]) for i in range(len(kernels))]
@@ -387,14 +387,14 @@ class Machine(_graphs.GraphLaunches):
             kc = self._cost(k)
             deps = [ready.get(id(prog.buffer(v)), ready.get(id(v), 0.0)) for v in k.inputs]
             detail = f"{kc.flops:,} FLOPs, {kc.bytes:,} B, {kc.bound.value}-bound"
-            host_cost = self.launch_time + (self.op_time if mode == "eager" else 0.0)
+            host_cost = self.launch_time + (self.op_time if mode is Mode.EAGER else 0.0)
             if self._capture is not None:
                 self._capture.nodes.append((k.name, kc.time, detail, kc.flops, kc.bytes, (), (), ()))
                 end = math.inf
             else:
                 token = _Ready(max(deps, default=0.0))
                 end = self._kernel(k.name, kc.time, detail, kc.flops, kc.bytes, (token,), s, host_cost,
-                                   "eager op: dispatch and launch" if mode == "eager"
+                                   "eager op: dispatch and launch" if mode is Mode.EAGER
                                    else "call (dispatch and thread pool)" if self.synchronous else "launch")
             for o in k.outputs:
                 ready[id(o)] = end
