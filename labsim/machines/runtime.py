@@ -97,7 +97,8 @@ def simulate(prog: Program, chip: Chip | str, *, copy_inputs: bool = True, copy_
 
 
 def stream_time(kernel_times, *, launch_overhead: float, host_api_time: float, call_overhead: float = 0.0,
-                synchronous: bool = False, ready=None, chip: Chip | str = "H100 SXM") -> list[tuple[float, float, float]]:
+                synchronous: bool = False, ready=None,
+                chip: Chip | str = "H100 SXM") -> list[tuple[float, float, float]]:
     """Play kernels of the given durations on one stream of ``ls.host.Machine``: ``(issue time, start,
     end)`` of each, where the issue time is when the host's launch call returns.
 

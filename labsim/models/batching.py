@@ -203,4 +203,5 @@ def simulate_batching(requests, cost, *, policy: Policy | str = Policy.CONTINUOU
                           pick([r.output for r in reqs]), np.array(starts), np.array(times), np.array(sizes))
 
 
-__all__ = ["Policy", "POLICIES", "BatchingSummary", "TimedRequest", "poisson_requests", "step_cost", "BatchingResult", "simulate_batching"]
+__all__ = ["Policy", "POLICIES", "BatchingSummary", "TimedRequest", "poisson_requests", "step_cost", "BatchingResult",
+           "simulate_batching"]

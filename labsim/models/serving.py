@@ -441,7 +441,8 @@ def lora_params(cfg, rank: int, targets=LORA_TARGETS) -> int:
 
 
 __all__ = ["attention_traffic", "attention_flops", "flash_attention", "attention_reference", "Request",
-           "random_requests", "Scheme", "AllocationResult", "AllocationSummary", "PrefixCacheStats", "simulate_kv_allocation", "speculative_expected_tokens",
+           "random_requests", "Scheme", "AllocationResult", "AllocationSummary", "PrefixCacheStats",
+           "simulate_kv_allocation", "speculative_expected_tokens",
            "speculative_speedup", "simulate_speculative", "block_hashes", "shared_prefix_requests",
            "prefix_cache", "LORA_TARGETS", "lora_params", "batch_step_time", "step_time"]
 
@@ -450,8 +451,8 @@ __all__ = ["attention_traffic", "attention_flops", "flash_attention", "attention
 # modules; they are part of ``ls.serving``.
 from .speculative import (OnReject, first_token_distribution, residual, simulate_first_token,  # noqa: E402
                           speculative_sample, total_variation)
-from .batching import (BatchingResult, BatchingSummary, Policy, TimedRequest, poisson_requests, simulate_batching,  # noqa: E402
-                       step_cost)
+from .batching import (BatchingResult, BatchingSummary, Policy, TimedRequest, poisson_requests,  # noqa: E402
+                       simulate_batching, step_cost)
 from .stepcost import StepCost, batch_step_time, step_time  # noqa: E402
 
 __all__ += ["residual", "speculative_sample", "first_token_distribution", "simulate_first_token",

@@ -79,7 +79,8 @@ def _step(cfg, chip, counts, dtype) -> StepCost:
         raise ValueError(f"batch_step_time: {chip.name} has no matrix rate for dtype {dtype}; "
                          f"it has {list(chip.matrix_flops)}")
     peak, bw = chip.peak_flops(dtype, Unit.MATRIX), chip.hbm_bandwidth
-    return StepCost(kernel=f"{cfg.name} step ({tokens:,} token{'' if tokens == 1 else 's'})", unit=Unit.MATRIX, dtype=dtype, flops=flops,
+    name = f"{cfg.name} step ({tokens:,} token{'' if tokens == 1 else 's'})"
+    return StepCost(kernel=name, unit=Unit.MATRIX, dtype=dtype, flops=flops,
                     transcendentals=0, bytes=nbytes, peak_flops=peak, bandwidth=bw, compute_time=flops / peak,
                     memory_time=nbytes / bw, tokens=tokens)
 
