@@ -5,7 +5,8 @@ Prints three tables:
    call; target p95 ≤ 100 ms, as ``bench_widgets.py``);
 2. ``serving.simulate_kv_allocation`` on the chapter's stream of 200 requests, by scheme and block;
 3. ``serving.flash_attention`` (the NumPy online-softmax reference) against the unfused reference, and
-   tracing + compiling + estimating one decode step of a LLaMA-3-8B layer;
+   tracing + compiling + estimating one decode step of a LLaMA-3-8B layer, and one whole-model
+   ``serving.step_time`` (a ``StepCost``, labsim's roofline cost type);
 4. ``serving.simulate_batching`` (static vs continuous) on the chapter's stream of 200 requests.
 """
 from __future__ import annotations
@@ -45,7 +46,7 @@ def allocators() -> None:
     for scheme, block in [("contiguous", 16), ("paged", 4), ("paged", 16), ("paged", 256)]:
         t, r = best(lambda: serving.simulate_kv_allocation(reqs, 16384, scheme=scheme, block=block))
         s = r.summary()
-        rows.append([scheme, str(block), str(r.steps), f"{100 * s['used']:.1f}", f"{t * 1e3:.0f}",
+        rows.append([scheme, str(block), str(r.steps), f"{100 * s.used:.1f}", f"{t * 1e3:.0f}",
                      f"{t / r.steps * 1e6:.0f}"])
     table("2. KV allocator simulation, 200 requests, 16,384 slots (best of 3)",
           ["scheme", "block", "steps", "used %", "ms", "µs per step"], rows)
@@ -63,6 +64,9 @@ def kernels() -> None:
     t_d, _ = best(lambda: ls.estimate(ls.compile(ls.trace(llm.decode_fn(cfg, "block"), *llm.decode_specs(
         cfg, "block", 1, 2048, dtype="bfloat16"))), "H100 SXM"))
     rows.append(["LLaMA-3-8B decode layer: trace+compile+estimate", f"{t_d * 1e3:.0f}", "-"])
+    t_s, st = best(lambda: serving.step_time(cfg, "H100 SXM", batch=64, kv_len=4096))
+    rows.append([f"serving.step_time → {type(st).__name__} ({st.bound.value}-bound, {st.ms:.1f} ms)",
+                 f"{t_s * 1e3:.3f}", "-"])
     table("3. NumPy references and the decode program (ms, best of 3)", ["what", "flash / labsim", "unfused"], rows)
 
 
@@ -74,8 +78,8 @@ def batching() -> None:
         for policy in ("static", "continuous"):
             t, r = best(lambda: serving.simulate_batching(reqs, cost, policy=policy, max_batch=64))
             s = r.summary()
-            rows.append([str(rate), policy, str(s["steps"]), f"{s['throughput_tok_s']:,.0f}",
-                         f"{s['mean_latency_s']:.2f}", f"{t * 1e3:.0f}", f"{t / s['steps'] * 1e6:.0f}"])
+            rows.append([str(rate), policy, str(s.steps), f"{s.throughput_tok_s:,.0f}",
+                         f"{s.mean_latency_s:.2f}", f"{t * 1e3:.0f}", f"{t / s.steps * 1e6:.0f}"])
     table("4. Batching simulation, 200 requests, LLaMA-3-8B on the H100, batch ≤ 64 (best of 3)",
           ["req/s", "policy", "steps", "tok/s", "mean latency s", "ms", "µs per step"], rows)
 

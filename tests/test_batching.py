@@ -30,9 +30,9 @@ def test_continuous_fills_the_free_slot():
     co = serving.simulate_batching(reqs, UNIT, policy="continuous", max_batch=2)
     np.testing.assert_array_equal(st.finish, [3, 3, 4])
     np.testing.assert_array_equal(co.finish, [1, 3, 2])
-    assert st.summary()["throughput_tok_s"] == pytest.approx(5 / 4)
-    assert co.summary()["throughput_tok_s"] == pytest.approx(5 / 3)
-    assert co.summary()["mean_latency_s"] == pytest.approx(2.0)
+    assert st.summary().throughput_tok_s == pytest.approx(5 / 4)
+    assert co.summary().throughput_tok_s == pytest.approx(5 / 3)
+    assert co.summary().mean_latency_s == pytest.approx(2.0)
     np.testing.assert_array_equal(co.step_batch, [2, 2, 1])
 
 
@@ -51,8 +51,8 @@ def test_equal_requests_arriving_together_are_the_same_under_both_policies():
     a = serving.simulate_batching(reqs, cost, policy="static", max_batch=4)
     b = serving.simulate_batching(reqs, cost, policy="continuous", max_batch=4)
     np.testing.assert_allclose(a.finish, b.finish)
-    expect = serving.batch_step_time("LLaMA-3-8B", "H100 SXM", [(8, 0)] * 4)["time"] + sum(
-        serving.batch_step_time("LLaMA-3-8B", "H100 SXM", [(1, 8 + g)] * 4)["time"] for g in range(1, 5))
+    expect = serving.batch_step_time("LLaMA-3-8B", "H100 SXM", [(8, 0)] * 4).time + sum(
+        serving.batch_step_time("LLaMA-3-8B", "H100 SXM", [(1, 8 + g)] * 4).time for g in range(1, 5))
     assert a.finish[0] == pytest.approx(expect)
 
 
@@ -62,25 +62,25 @@ def test_step_cost_equals_batch_step_time(model):
     rng = np.random.default_rng(0)
     for _ in range(20):
         seqs = [(int(t), int(l)) for t, l in zip(rng.integers(1, 600, 5), rng.integers(0, 9000, 5))]
-        assert cost(seqs) == pytest.approx(serving.batch_step_time(model, "H100 SXM", seqs)["time"], rel=1e-12)
+        assert cost(seqs) == pytest.approx(serving.batch_step_time(model, "H100 SXM", seqs).time, rel=1e-12)
 
 
 def test_continuous_beats_static_on_a_loaded_stream():
     reqs = serving.poisson_requests(200, 60.0, seed=0)
     cost = serving.step_cost("LLaMA-3-8B", "H100 SXM")
     s, c = (serving.simulate_batching(reqs, cost, policy=p, max_batch=64).summary() for p in ("static", "continuous"))
-    assert c["throughput_tok_s"] > 1.2 * s["throughput_tok_s"]
-    assert c["mean_latency_s"] < s["mean_latency_s"] / 2
-    assert s["tokens"] == c["tokens"] == sum(r.output for r in reqs)
+    assert c.throughput_tok_s > 1.2 * s.throughput_tok_s
+    assert c.mean_latency_s < s.mean_latency_s / 2
+    assert s.tokens == c.tokens == sum(r.output for r in reqs)
 
 
 def test_moe_step_reads_more_experts_at_larger_batch():
     one = serving.step_time("Mixtral-8x7B", "H100 SXM", batch=1, kv_len=100)
     many = serving.step_time("Mixtral-8x7B", "H100 SXM", batch=64, kv_len=100)
     kv = llm.kv_cache_bytes_per_token("Mixtral-8x7B")
-    assert one["bytes"] == pytest.approx(2 * llm.active_param_count("Mixtral-8x7B") + 101 * kv)
-    assert many["bytes"] - 64 * 101 * kv == pytest.approx(llm.weight_bytes_read("Mixtral-8x7B", 64))
-    assert one["flops"] == 2 * llm.matmul_params("Mixtral-8x7B") + llm.attention_flops_per_token("Mixtral-8x7B", 101)
+    assert one.bytes == pytest.approx(2 * llm.active_param_count("Mixtral-8x7B") + 101 * kv)
+    assert many.bytes - 64 * 101 * kv == pytest.approx(llm.weight_bytes_read("Mixtral-8x7B", 64))
+    assert one.flops == 2 * llm.matmul_params("Mixtral-8x7B") + llm.attention_flops_per_token("Mixtral-8x7B", 101)
 
 
 @pytest.mark.parametrize("call,msg", [

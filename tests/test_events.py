@@ -164,3 +164,51 @@ def test_the_types_are_exported():
     assert ls.UnitId is UnitId and ls.UnitKind is UnitKind and ls.EventKind is EventKind
     assert ls.Direction is Direction and ls.HOST_CHIP == -1
     assert ls.UnitId is not ls.Unit  # the hardware's compute units are a different thing
+
+
+# ----------------------------------------------------------------------------------------------
+# Trace.from_intervals: the adapter for machines that keep their own schedule
+def test_from_intervals_builds_typed_units_and_scales_cycles():
+    tr = Trace.from_intervals([(0, "mma", 0, 64), (1, "mma", 8, 72, "block (0, 1)"), (0, "mma", 64, 128)],
+                              kind=UnitKind.MXU, chip=2, clock_hz=1e9)
+    assert tr.units == (UnitId(2, UnitKind.MXU, 0), UnitId(2, UnitKind.MXU, 1))
+    assert [(e.start, e.end) for e in tr.events] == [(0.0, 64e-9), (8e-9, 72e-9), (64e-9, 128e-9)]
+    assert all(e.kind is EventKind.COMPUTE for e in tr.events) and tr.events[1].detail == "block (0, 1)"
+    merged = Trace.from_intervals([(0, "mma", 0, 64), (1, "mma", 8, 72), (0, "mma", 64, 128), (0, "mma", 130, 140)],
+                                  kind=UnitKind.MXU, clock_hz=1e9, merge=True)
+    assert [(e.unit.index, e.start * 1e9, e.end * 1e9) for e in merged.events] == \
+        [(0, 0, 128), (1, 8, 72), (0, 130, 140)]  # back to back joined, a gap kept
+    assert merged.busy(UnitId(0, UnitKind.MXU, 0)) == pytest.approx(138e-9)
+
+
+def test_from_intervals_takes_unit_ids_and_event_kinds():
+    dma = UnitId(0, UnitKind.DMA, 1)
+    tr = Trace.from_intervals([(dma, "load A", 0.0, 1e-6), (3, "add", 1e-6, 2e-6)], kind=UnitKind.VPU,
+                              event=EventKind.COPY)
+    assert tr.units == (dma, UnitId(0, UnitKind.VPU, 3)) and {e.kind for e in tr.events} == {EventKind.COPY}
+
+
+@pytest.mark.parametrize("kw,err,match", [
+    (dict(kind="warp"), TypeError, "kind must be a UnitKind"),
+    (dict(kind=UnitKind.WARP, event="kernel"), TypeError, "event must be an EventKind"),
+    (dict(kind=UnitKind.WARP, clock_hz=0), ValueError, "clock_hz must be"),
+    (dict(kind=UnitKind.WARP, intervals=[(0, "x", 1)]), ValueError, "interval 0 must be"),
+    (dict(kind=UnitKind.WARP, intervals=[(0, "x", 2, 1)]), ValueError, "ends"),
+])
+def test_from_intervals_rejects_bad_input(kw, err, match):
+    intervals = kw.pop("intervals", [(0, "x", 0, 1)])
+    with pytest.raises(err, match=match):
+        Trace.from_intervals(intervals, **kw)
+
+
+def test_merge_joins_traces_on_one_clock():
+    dma = Trace.from_intervals([(0, "load A", 0, 10), (0, "load B", 10, 20)], kind=UnitKind.DMA, clock_hz=1e9,
+                               event=EventKind.COPY, chip_names=("TPU v5e",))
+    mxu = Trace.from_intervals([(0, "A·B", 20, 84)], kind=UnitKind.MXU, clock_hz=1e9)
+    t = Trace.merge(dma, mxu)
+    assert t.units == (UnitId(0, UnitKind.DMA), UnitId(0, UnitKind.MXU)) and len(t.events) == 3
+    assert t.chip_names == ("TPU v5e",) and t.duration == pytest.approx(84e-9)
+    assert {e.kind for e in t.events} == {EventKind.COPY, EventKind.COMPUTE}
+    assert Trace.merge(t, t).units == t.units  # a shared unit appears once
+    with pytest.raises(TypeError, match="every argument must be a Trace"):
+        Trace.merge(t, [1])

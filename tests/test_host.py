@@ -509,3 +509,34 @@ def test_launch_values_through_a_graph_replay():
     np.testing.assert_array_equal(np.asarray(z), np.arange(5) * 2 + 1)
     a, b = kernels(m)
     assert b.start == pytest.approx(a.end + m.graph_gap)  # graph nodes one gap apart
+
+
+def test_choices_are_enums_that_accept_their_string():
+    assert ls.host.How("sync") is ls.host.How.SYNC and ls.host.How.SYNC == "sync"
+    a = kernel_loop(10, 5 * US, how=ls.host.How.SYNC).now
+    assert a == kernel_loop(10, 5 * US, how="sync").now
+    with pytest.raises(ValueError, match="how must be one of 'async', 'sync', 'graph'"):
+        kernel_loop(3, US, how="later")
+    m = Machine("H100 SXM")
+    prog = ls.compile(ls.trace(lambda x: x * 2.0, ls.ShapeDtype((8,))))
+    with pytest.raises(ValueError, match="mode must be one of 'eager', 'jit'"):
+        m.call(prog, m.resident(np.ones(8, np.float32)), mode="lazy")
+    y = m.call(prog, m.resident(np.ones(8, np.float32)), mode=ls.host.Mode.EAGER)
+    assert np.asarray(y).tolist() == [2.0] * 8
+
+
+def test_host_exports_only_its_api():
+    assert "Machine" in ls.host.__all__ and "heapq" not in ls.host.__all__
+    assert all(hasattr(ls.host, n) for n in ls.host.__all__)
+
+
+def test_synchronous_machine_waits_for_each_kernel():
+    m = Machine("CPU", synchronous=True)
+    for i in range(3):
+        m.launch(f"k{i}", duration=10 * US)
+    ks = m.trace.on(ls.host.STREAM)
+    waits = [e for e in m.trace.on(ls.host.HOST) if e.kind is EventKind.WAIT]
+    assert len(waits) == 3 and all(w.end == k.end for w, k in zip(waits, ks))
+    assert m.now == ks[-1].end
+    with pytest.raises(ValueError, match="synchronous"):
+        Machine("CPU", synchronous="yes")

@@ -152,12 +152,12 @@ def test_copies_are_serialised_on_one_copy_engine_and_follow_their_enqueue():
     prog = mlp_program()
     tr = ls.simulate(prog, "H100 SXM").trace
     names = prog.graph.names()
-    inputs = {names[id(v)] for v in prog.graph.inputs}
+    inputs = {f"put {names[id(v)]}" for v in prog.graph.inputs}  # the host's call is "put x", as on ls.host
     enq = [e for e in tr.on(HOST) if e.kind is EventKind.API and e.name in inputs]
     copies = tr.on(H2D)
     assert len(enq) == len(copies) == 4
     for q, c in zip(enq, copies):
-        assert q.name == c.name and q.nbytes == c.nbytes
+        assert q.name == f"put {c.name}" and q.nbytes == c.nbytes
         assert c.start >= q.end - EPS
 
 
@@ -222,3 +222,51 @@ def test_block_until_ready_waits_and_reading_copies():
     # without reading the value, the call ends when block_until_ready returns
     no_read = ls.simulate(prog, "H100 SXM", copy_back=False)
     assert no_read.time == pytest.approx(res.ready_time) and not no_read.trace.on(D2H)
+
+
+@pytest.mark.parametrize("chip_name", ["H100 SXM", "CPU", "TPU v5e"])
+def test_simulate_runs_on_the_host_machine_and_agrees_with_the_roofline(chip_name):
+    """ls.simulate is a thin layer over ls.host.Machine: one HOST unit, and with the data on the device
+    its time is ProgramCost.time (the roofline's stream recurrence), to round-off."""
+    assert HOST is ls.host.HOST and STREAM is ls.host.STREAM and H2D is ls.host.H2D
+    for passes in (None, []):
+        prog = mlp_program(passes=passes)
+        res = ls.simulate(prog, chip_name, copy_inputs=False, copy_back=False)
+        assert res.time == pytest.approx(ls.estimate(prog, chip_name).time, rel=1e-12)
+        # the same call made by hand on the machine gives the same kernel times
+        chip = ls.hardware.get(chip_name)
+        issue = 1e-6 + chip.call_overhead
+        m = ls.host.Machine(chip, launch_time=issue, launch_latency=issue + chip.launch_overhead, call_time=0.0,
+                            op_time=0.0, command_buffers=False, synchronous=chip.kind is ls.ChipKind.CPU)
+        m.call(prog, *(m.resident(v.aval) for v in prog.graph.inputs))
+        assert [(e.start, e.end) for e in m.trace.on(STREAM)] == [(e.start, e.end) for e in res.trace.on(STREAM)]
+
+
+def test_a_program_with_two_outputs_reads_both_back_then_waits_once():
+    g = ls.trace(lambda x: (x * 2.0, lnp.exp(x)), S((1 << 20,)))
+    res = ls.simulate(ls.compile(g), "H100 SXM")
+    reads = [e for e in res.trace.on(HOST) if e.kind is EventKind.API and e.name.startswith("read back")]
+    waits = [e for e in res.trace.on(HOST) if e.name == "read back"]
+    backs = res.trace.on(D2H)
+    assert len(reads) == len(backs) == 2 and len(waits) == 1
+    assert backs[1].start == pytest.approx(backs[0].end)  # one copy engine: back to back
+    assert reads[1].end <= backs[0].end  # the second enqueue does not wait for the first copy
+    assert res.time == pytest.approx(backs[1].end) == pytest.approx(waits[0].end)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(0, 1e-4), max_size=12), st.floats(0, 1e-5), st.floats(0, 3e-6), st.floats(0, 1e-5),
+       st.booleans(), st.booleans(), st.integers(0, 2**31))
+def test_stream_time_on_the_host_machine_equals_the_roofline_recurrence(times, lat, api, call, sync, with_ready, seed):
+    """runtime.stream_time plays the kernels on ls.host.Machine; roofline.stream_time writes the same
+    recurrence by hand (kept until the roofline reads the machine's)."""
+    import random
+
+    from labsim.machines import roofline, runtime
+    rnd = random.Random(seed)
+    ready = [rnd.uniform(0, 2e-4) for _ in times] if with_ready else None
+    kw = dict(launch_overhead=lat, host_api_time=api, call_overhead=call, synchronous=sync, ready=ready)
+    got, want = runtime.stream_time(times, **kw), roofline.stream_time(times, **kw)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g == pytest.approx(w, rel=1e-12, abs=1e-18)

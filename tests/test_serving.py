@@ -178,8 +178,8 @@ def test_paged_holds_more_requests_than_contiguous():
     reqs = serving.random_requests(150, seed=0, rate=0.5)
     c = serving.simulate_kv_allocation(reqs, 16384, scheme="contiguous").summary()
     p = serving.simulate_kv_allocation(reqs, 16384, scheme="paged").summary()
-    assert p["running"] > 1.5 * c["running"] and p["used"] > c["used"] and p["steps"] < c["steps"]
-    assert c["internal"] > 5 * p["internal"]
+    assert p.running > 1.5 * c.running and p.used > c.used and p.steps < c.steps
+    assert c.internal > 5 * p.internal
 
 
 def test_allocator_errors_name_the_limit():
@@ -224,10 +224,10 @@ def test_prefix_cache_hit_rate_closed_form():
     each later one hits the 4 prefix blocks and misses its own."""
     reqs = [[7] * 64 + [1000 + i] * 32 for i in range(10)]  # 4 prefix blocks + 2 suffix blocks of 16
     r = serving.prefix_cache(reqs, block=16)
-    assert r["hits"] == 9 * 4 and r["misses"] == 4 + 10 * 2
-    assert r["hit_rate"] == pytest.approx(36 / 60)
+    assert r.hits == 9 * 4 and r.misses == 4 + 10 * 2
+    assert r.hit_rate == pytest.approx(36 / 60)
     tiny = serving.prefix_cache(reqs, block=16, capacity_blocks=2)  # LRU too small to keep the prefix
-    assert tiny["hits"] == 0
+    assert tiny.hits == 0
 
 
 # ---------------------------------------------------------------------------------------- LoRA, step time
@@ -244,10 +244,13 @@ def test_step_time_prefill_compute_bound_decode_memory_bound():
     h100 = ls.hardware.get("H100 SXM")
     dec = serving.step_time("LLaMA-3-8B", h100, batch=1, kv_len=1024)
     pre = serving.step_time("LLaMA-3-8B", h100, batch=1, new_tokens=4096)
-    assert dec["bound"] == "memory" and pre["bound"] == "compute"
-    assert dec["time"] == pytest.approx(dec["bytes"] / h100.hbm_bandwidth)
-    assert dec["bytes"] == llm.weight_bytes("LLaMA-3-8B") + 1025 * llm.kv_cache_bytes_per_token("LLaMA-3-8B")
-    assert pre["flops"] == 4096 * llm.flops_per_token("LLaMA-3-8B", 4096)
+    assert isinstance(dec, ls.KernelCost) and isinstance(pre, serving.StepCost)
+    assert dec.bound is ls.Bound.MEMORY and pre.bound is ls.Bound.COMPUTE
+    assert pre.flops_used == 1.0 and 0 < dec.flops_used < 0.01
+    assert dec.time == max(dec.compute_time, dec.memory_time) and dec.intensity == dec.flops / dec.bytes
+    assert dec.time == pytest.approx(dec.bytes / h100.hbm_bandwidth)
+    assert dec.bytes == llm.weight_bytes("LLaMA-3-8B") + 1025 * llm.kv_cache_bytes_per_token("LLaMA-3-8B")
+    assert pre.flops == 4096 * llm.flops_per_token("LLaMA-3-8B", 4096)
 
 
 def test_batch_step_time_adds_sequences():
@@ -257,8 +260,57 @@ def test_batch_step_time_adds_sequences():
     w = llm.weight_bytes(cfg)
     mixed = serving.batch_step_time(cfg, chip, [(1, 100)] * 3 + [(512, 0)])
     parts = [serving.batch_step_time(cfg, chip, [s]) for s in [(1, 100)] * 3 + [(512, 0)]]
-    assert mixed["flops"] == sum(p["flops"] for p in parts)
-    assert mixed["bytes"] == sum(p["bytes"] for p in parts) - 3 * w
-    assert mixed["tokens"] == 515
+    assert mixed.flops == sum(p.flops for p in parts)
+    assert mixed.bytes == sum(p.bytes for p in parts) - 3 * w
+    assert mixed.tokens == 515
     with pytest.raises(ValueError, match="kv_len must be"):
         serving.batch_step_time(cfg, chip, [(1, -1)])
+
+
+def test_choices_are_enums_that_accept_their_string():
+    reqs = serving.random_requests(20, seed=3)
+    a = serving.simulate_kv_allocation(reqs, 4096, scheme="paged")
+    b = serving.simulate_kv_allocation(reqs, 4096, scheme=serving.Scheme.PAGED)
+    assert a.scheme is serving.Scheme.PAGED and a.scheme == "paged" and a.summary() == b.summary()
+    with pytest.raises(ValueError, match="scheme must be one of 'paged', 'contiguous'"):
+        serving.simulate_kv_allocation(reqs, 4096, scheme="buddy")
+    r = serving.simulate_batching(serving.poisson_requests(5, 1.0), lambda s: 1.0, policy="static")
+    assert r.policy is serving.Policy.STATIC
+    p, q = [0.5, 0.5], [0.9, 0.1]
+    assert np.array_equal(serving.first_token_distribution(p, q, serving.OnReject.TARGET),
+                          serving.first_token_distribution(p, q, "target"))
+    with pytest.raises(ValueError, match="on_reject must be one of"):
+        serving.first_token_distribution(p, q, "resample")
+
+
+def test_serving_exports_only_its_api():
+    assert all(hasattr(serving, n) for n in serving.__all__)
+    assert {"np", "math", "hashlib", "llm"}.isdisjoint(serving.__all__)
+    assert {"StepCost", "Scheme", "Policy", "OnReject", "batch_step_time"} <= set(serving.__all__)
+
+
+def test_step_cost_is_the_roofline_of_its_flops_and_bytes():
+    """The step's KernelCost reads the chip's matrix peak and HBM bandwidth as the roofline does."""
+    h100 = ls.hardware.get("H100 SXM")
+    s = serving.step_time("LLaMA-3-8B", h100, batch=64, kv_len=512)
+    assert s.peak_flops == h100.matrix_flops["bfloat16"] and s.bandwidth == h100.hbm_bandwidth
+    assert s.time == pytest.approx(max(s.flops / s.peak_flops, s.bytes / s.bandwidth), rel=1e-15)
+    assert s.ms == pytest.approx(s.time * 1e3)
+    with pytest.raises(ValueError, match="seqs is empty"):
+        serving.batch_step_time("LLaMA-3-8B", h100, [])
+    with pytest.raises(ValueError, match="no matrix rate for dtype int32"):
+        serving.step_time("LLaMA-3-8B", h100, batch=1, dtype="int32")
+
+
+def test_summaries_are_records_not_dicts():
+    reqs = serving.random_requests(30, seed=2)
+    s = serving.simulate_kv_allocation(reqs, 4096, scheme="contiguous").summary()
+    assert isinstance(s, serving.AllocationSummary) and not isinstance(s, dict)
+    assert s.scheme == "contiguous" and s.internal == pytest.approx(s.reserved - s.used)
+    assert s["used"] == s.used and s.as_dict()["steps"] == s.steps  # the old keys still read
+    with pytest.raises(KeyError, match="AllocationSummary has no field 'use'"):
+        s["use"]
+    b = serving.simulate_batching(serving.poisson_requests(10, 5.0), lambda seqs: 0.01).summary()
+    assert isinstance(b, serving.BatchingSummary) and b.policy == "continuous" and b.requests == 10
+    p = serving.prefix_cache([[1] * 32, [1] * 32], block=16)
+    assert isinstance(p, serving.PrefixCacheStats) and (p.hits, p.misses, p.tokens_skipped) == (2, 2, 32)

@@ -4,6 +4,15 @@ Machines record :class:`Event` values into a :class:`Trace`; ``labsim.viz`` only
 Every event sits on a typed :class:`UnitId` (which chip, what kind of unit, which one); its ``label``
 is derived from those fields and is meant only for drawing. Code that selects events reads the fields.
 
+A machine that keeps its own schedule (per cycle, per block) turns it into a Trace with
+:meth:`Trace.from_intervals` (one unit kind and event kind per call; cycles become seconds with
+``clock_hz``) and joins several with :meth:`Trace.merge`; ``labsim.viz.timeline`` then draws it like
+any other::
+
+    dma = Trace.from_intervals([(0, "load A", 0, 40)], kind=UnitKind.DMA, event=EventKind.COPY, clock_hz=f)
+    mxu = Trace.from_intervals([(0, "A·B", 40, 104)], kind=UnitKind.MXU, clock_hz=f)
+    viz.timeline(Trace.merge(dma, mxu))
+
 Chips are numbered 0, 1, ... within a trace. The host (CPU threads driving the devices) counts as its
 own chip, numbered :data:`HOST_CHIP` (-1); a device's copy engines, streams and links belong to it.
 """
@@ -212,6 +221,66 @@ class Trace:
 
     def busy(self, unit: UnitId) -> float:
         return sum(e.duration for e in self.on(unit))
+
+    @classmethod
+    def merge(cls, *traces: "Trace") -> "Trace":
+        """One Trace of the events of ``traces`` on one clock (e.g. a TPU's DMA copies from one
+        :meth:`from_intervals` call and its MXU work from another). Units keep their order, first
+        trace first; ``chip_names`` are the longest given. Two traces may share a unit."""
+        for t in traces:
+            if not isinstance(t, Trace):
+                raise TypeError(f"Trace.merge: every argument must be a Trace, got {type(t).__name__}")
+        units = tuple(dict.fromkeys(u for t in traces for u in t.units))
+        names = max((t.chip_names for t in traces), key=len, default=())
+        return cls(tuple(e for t in traces for e in t.events), units, names)
+
+    @classmethod
+    def from_intervals(cls, intervals, *, kind: UnitKind, chip: int = 0,
+                       event: EventKind = EventKind.COMPUTE, clock_hz: float | None = None, merge: bool = False,
+                       units: tuple[UnitId, ...] = (), chip_names: tuple[str, ...] = ()) -> "Trace":
+        """A Trace from plain intervals, for a machine that keeps its own schedule (cycles per warp,
+        blocks per MXU, ...).
+
+        ``intervals``: tuples ``(unit, name, start, end)`` or ``(unit, name, start, end, detail)``, where
+        ``unit`` is an index (the ``unit``-th unit of ``kind`` on ``chip``) or a :class:`UnitId`.
+        Times are seconds, or cycles when ``clock_hz`` is given (each is divided by it). Every event gets
+        the kind ``event`` (default :attr:`EventKind.COMPUTE`). ``merge=True`` joins back-to-back
+        intervals of the same unit and name into one event (a warp issuing on 40 cycles in a row is one
+        bar, not 40). ``units`` and ``chip_names`` are passed on to the Trace::
+
+            Trace.from_intervals([(0, "mma", 0, 64), (1, "mma", 8, 72)], kind=UnitKind.MXU, clock_hz=940e6)
+        """
+        if not isinstance(kind, UnitKind):
+            raise TypeError(f"from_intervals: kind must be a UnitKind, got {kind!r}")
+        if not isinstance(event, EventKind):
+            raise TypeError(f"from_intervals: event must be an EventKind, got {event!r}")
+        if clock_hz is not None and (isinstance(clock_hz, bool) or not isinstance(clock_hz, (int, float))
+                                     or not clock_hz > 0 or clock_hz == float("inf")):
+            raise ValueError(f"from_intervals: clock_hz must be a finite number > 0 (cycles per second), "
+                             f"got {clock_hz!r}")
+        made: dict[int, UnitId] = {}
+        events: list[Event] = []
+        last: dict[UnitId, int] = {}  # unit -> position in events of its latest event, for merge
+        for n, item in enumerate(intervals):
+            if not isinstance(item, (tuple, list)) or len(item) not in (4, 5):
+                raise ValueError(f"from_intervals: interval {n} must be (unit, name, start, end[, detail]), "
+                                 f"got {item!r:.60}")
+            u, name, start, end = item[:4]
+            detail = str(item[4]) if len(item) == 5 else ""
+            if not isinstance(u, UnitId):
+                if u not in made:
+                    made[u] = UnitId(chip, kind, u)
+                u = made[u]
+            if clock_hz is not None:
+                start, end = start / clock_hz, end / clock_hz
+            i = last.get(u)
+            if merge and i is not None and events[i].name == name and events[i].end == start:
+                prev = events[i]
+                events[i] = Event(u, name, prev.start, end, event, prev.detail)
+                continue
+            last[u] = len(events)
+            events.append(Event(u, str(name), start, end, event, detail))
+        return cls(tuple(events), units, chip_names)
 
     def to_chrome_json(self) -> str:
         """Chrome/Perfetto trace-event JSON (open it in ui.perfetto.dev or chrome://tracing).

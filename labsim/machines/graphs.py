@@ -15,10 +15,13 @@ collectives, host callbacks) and the one-off cost of recording the graph on the 
 """
 from __future__ import annotations
 
+import contextlib
 import numbers
 from typing import Sequence
 
 from ..compiler.kernel import Kernel, KernelKind
+from .events import Event, EventKind
+from .hostarrays import CapturedGraph
 
 #: ``xla_gpu_graph_min_graph_size``'s default: the fewest commands XLA:GPU records into one command buffer
 MIN_GRAPH_SIZE = 5
@@ -67,4 +70,57 @@ def command_buffers(kernels: Sequence[Kernel], *, min_graph_size: int = MIN_GRAP
     return out
 
 
-__all__ = ["MIN_GRAPH_SIZE", "COMMAND_TYPES", "command_type", "command_buffers"]
+class GraphLaunches:
+    """The host/device machine's CUDA graphs: ``Machine.capture`` records launches, ``Machine.replay`` and
+    jitted command buffers launch them with one call. A part of :class:`labsim.machines.host.Machine`,
+    kept here with the rule that decides which kernels XLA:GPU puts in one graph."""
+
+    @contextlib.contextmanager
+    def capture(self, stream: int = 0):
+        """Record the launches made inside the ``with`` block into a :class:`CapturedGraph`; nothing runs."""
+        if self._capture is not None:
+            raise RuntimeError("capture: already capturing a graph")
+        self._capture = CapturedGraph(self._stream(stream))
+        try:
+            yield self._capture
+        finally:
+            self._capture = None
+
+    def replay(self, graph: CapturedGraph) -> None:
+        """Launch every kernel of ``graph`` with one launch call (``cudaGraphLaunch``); they run back to back."""
+        if not isinstance(graph, CapturedGraph):
+            raise TypeError(f"replay: expected a CapturedGraph from m.capture(), got {graph!r:.40}")
+        if self._capture is not None:
+            raise RuntimeError("replay inside a capture: finish the capture first")
+        if not graph.nodes:
+            raise ValueError("replay: the graph is empty (no kernel was launched inside m.capture())")
+        def node(n):
+            name, d, detail, flops, nb, inputs, outs, values = n
+
+            def done(end):
+                for a, v in zip(outs, values):
+                    a.ready, a._value, a._captured = end, v, False
+            return (name, d, detail, flops, nb,
+                    lambda: max((a.ready for a in inputs if not a._captured), default=0.0), done)
+
+        self._graph_launch(graph.stream, f"graph ({len(graph)} kernels)", "one launch for the whole graph",
+                           [node(n) for n in graph.nodes])
+
+    def _graph_launch(self, s: int, name: str, label: str, nodes) -> None:
+        """One launch call for a CUDA graph, then its nodes on stream ``s`` one after another, ``graph_gap``
+        apart. ``nodes``: (name, duration, detail, flops, bytes, inputs_ready(), done(end)) per node."""
+        self._enqueue_slot()
+        t_call = self._host(name, self.launch_time, EventKind.LAUNCH, label)
+        t = max(t_call + max(self.launch_latency, self.launch_time), self._stream_end.get(s, 0.0),
+                self._device_free)
+        self._started(t)
+        for i, (kname, d, detail, flops, nb, inputs_ready, done) in enumerate(nodes):
+            t = max(t + (self.graph_gap if i else 0.0), inputs_ready())
+            self._events.append(Event(self._unit(s), kname, t, t + d, EventKind.KERNEL,
+                                      detail + " (graph node)", nbytes=nb, flops=flops))
+            t += d
+            done(t)
+        self._stream_end[s] = self._device_free = t
+
+
+__all__ = ["MIN_GRAPH_SIZE", "COMMAND_TYPES", "command_type", "command_buffers", "GraphLaunches"]

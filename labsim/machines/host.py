@@ -1,7 +1,8 @@
 """The host/device machine: a Python host thread driving one device through a command queue.
 
-The chapter "Host and device" is built on it; ``ls.simulate`` (``labsim.machines.runtime``) is the
-one-call summary the opening chapter uses. Short name: ``ls.host``.
+The chapter "Host and device" is built on it; ``ls.simulate`` (``labsim.machines.runtime``), the
+one-call summary the opening chapter uses, runs on this machine too: labsim computes the host
+timeline in one place. Short name: ``ls.host``.
 
     m = ls.host.Machine("H100 SXM")
     x = m.put(np.ones(4096, np.float32))      # host -> device copy; returns a future at once
@@ -44,6 +45,8 @@ What the machine models, and the numbers it uses:
   kernels ``graph_gap`` apart (:data:`GRAPH_NODE_GAP`: NVIDIA's post measured 3.4 µs per 2.9 µs kernel
   in a graph on a V100). labsim charges the gap only between graph nodes. Under ``jit`` on a GPU, runs of
   5 or more kernels are launched as one graph, as XLA:GPU does by default (``labsim.machines.graphs``).
+* **A CPU device** (``synchronous=True``, what ``ls.simulate`` uses on a CPU preset): the host thread
+  runs each kernel itself, so it waits for each kernel before it dispatches the next.
 
 Values: arrays put with data carry NumPy values, and a program's outputs get the values of
 ``ls.evaluate`` on its graph, so a simulated program computes what NumPy computes. Arrays made from a
@@ -51,7 +54,6 @@ Values: arrays put with data carry NumPy values, and a program's outputs get the
 """
 from __future__ import annotations
 
-import contextlib
 import heapq
 import math
 from typing import Any, Callable, Sequence
@@ -78,16 +80,17 @@ QUEUE_DEPTH = 1024  # commands the device has not started yet; a labsim assumpti
 # (nvidia2019cudagraphs, V100, 2019): a 2.9 us kernel took 3.4 us per kernel inside a graph
 GRAPH_NODE_GAP = 3.4e-6 - 2.9e-6
 
+# the units of one device: the host thread (on the host), and on chip 0 stream 0 and copy engine 0 per direction
 HOST = UnitId(HOST_CHIP, UnitKind.HOST_THREAD)
+H2D = UnitId(0, UnitKind.COPY_ENGINE, 0, Direction.H2D)
+STREAM = UnitId(0, UnitKind.STREAM, 0)
+D2H = UnitId(0, UnitKind.COPY_ENGINE, 0, Direction.D2H)
 
-MODES = ("eager", "jit")
+from .hostarrays import Array, CapturedGraph, StreamEvent, _compiled, _count, _Ready, _seconds  # noqa: E402
+from .hostchoices import MODES, How, Mode  # noqa: E402
 
 
-from .hostarrays import (Array, CapturedGraph, StreamEvent, _compiled, _count, _Ready,  # noqa: F401
-                         _seconds)
-
-
-class Machine:
+class Machine(_graphs.GraphLaunches):
     """One host thread driving one device; every call advances the host clock ``now`` and records events.
 
     ``chip``: a preset name or a :class:`~labsim.hardware.Chip`. ``host_link``: a name from
@@ -101,7 +104,8 @@ class Machine:
                  op_time: float = EAGER_OP_TIME, call_time: float = JIT_CALL_TIME,
                  api_time: float = HOST_API_TIME, queue_depth: int = QUEUE_DEPTH, copy_engines: int = 1,
                  host_copy_bandwidth: float = HOST_COPY_BANDWIDTH, graph_gap: float = GRAPH_NODE_GAP,
-                 command_buffers: bool | None = None, min_graph_size: int = _graphs.MIN_GRAPH_SIZE):
+                 command_buffers: bool | None = None, min_graph_size: int = _graphs.MIN_GRAPH_SIZE,
+                 synchronous: bool = False):
         self.chip = get(chip)
         self.link = self.chip.host_link if host_link is None else get_link(host_link)
         self.launch_latency = _seconds(self.chip.launch_overhead if launch_latency is None else launch_latency,
@@ -120,6 +124,9 @@ class Machine:
         # None: XLA:GPU's default, command buffers on a GPU (not on a TPU or a CPU)
         self.command_buffers = self.chip.kind is ChipKind.GPU if command_buffers is None else command_buffers
         self.min_graph_size = _count(min_graph_size, "min_graph_size")
+        if not isinstance(synchronous, bool):
+            raise ValueError(f"Machine: synchronous must be True or False, got {synchronous!r}")
+        self.synchronous = synchronous  # the host thread runs each kernel itself (a CPU)
         self.now = 0.0  # the host thread's clock
         self._events: list[Event] = []
         self._stream_end: dict[int, float] = {}
@@ -128,6 +135,7 @@ class Machine:
         self._pending: list[float] = []  # start times of enqueued commands, a heap
         self._capture: CapturedGraph | None = None
         self._costs: dict[int, Any] = {}
+        self._units: dict[int, UnitId] = {0: STREAM}
         self._n = 0
 
     # --- bookkeeping -------------------------------------------------------------------------------
@@ -164,6 +172,12 @@ class Machine:
 
     def _stream(self, stream: int) -> int:
         return _count(stream, "stream", 0)
+
+    def _unit(self, stream: int) -> UnitId:
+        u = self._units.get(stream)
+        if u is None:
+            u = self._units[stream] = UnitId(0, UnitKind.STREAM, stream)
+        return u
 
     def _fresh(self, base: str) -> str:
         self._n += 1
@@ -225,26 +239,36 @@ class Machine:
         """Read ``a`` on the host (``np.asarray``, ``jax.device_get``): copy it device → host, wait, return
         its value (None for an array made from shapes only). Into pageable memory the host also copies
         the bytes out of the staging buffer after the DMA."""
-        if not isinstance(a, Array) or a.machine is not self:
-            raise TypeError(f"get: expected an Array of this machine, got {type(a).__name__} {a!r:.40}")
-        ready = a._ready_or_raise("get")
+        return self.device_get(a, pinned=pinned, stream=stream)[0]
+
+    def device_get(self, *arrays: Array, pinned: bool = True, stream: int = 0) -> tuple:
+        """Read several arrays at once (``jax.device_get`` of a tuple): the host enqueues every copy to
+        host, then waits once for the last. Returns their values (None for arrays of shapes only)."""
+        for a in arrays:
+            if not isinstance(a, Array) or a.machine is not self:
+                raise TypeError(f"get: expected an Array of this machine, got {type(a).__name__} {a!r:.40}")
+        readies = [a._ready_or_raise("get") for a in arrays]
         if self._capture is not None:
             raise RuntimeError("get inside a graph capture: CUDA forbids synchronising while capturing")
         s = self._stream(stream)
-        nb = a.nbytes
-        self._enqueue_slot()
-        self._host(f"read back: {a.name}", self.api_time, EventKind.API, "np.asarray: enqueue copy to host",
-                   nbytes=nb)
-        unit, start, end = self._engine(Direction.D2H, max(self.now, ready, self._stream_end.get(s, 0.0)), nb)
-        self._events.append(Event(unit, a.name, start, end, EventKind.COPY,
-                                  f"read back: {nb:,} B over {self.link.name}", nbytes=nb))
-        self._started(start)
-        self._stream_end[s] = max(self._stream_end.get(s, 0.0), end)
-        self._wait_until(end, "read back", "wait for the copy to host (np.asarray)")
+        last = self.now
+        for a, ready in zip(arrays, readies):
+            nb = a.nbytes
+            self._enqueue_slot()
+            self._host(f"read back: {a.name}", self.api_time, EventKind.API, "np.asarray: enqueue copy to host",
+                       nbytes=nb)
+            unit, start, end = self._engine(Direction.D2H, max(self.now, ready, self._stream_end.get(s, 0.0)), nb)
+            self._events.append(Event(unit, a.name, start, end, EventKind.COPY,
+                                      f"read back: {nb:,} B over {self.link.name}", nbytes=nb))
+            self._started(start)
+            self._stream_end[s] = max(self._stream_end.get(s, 0.0), end)
+            last = max(last, end)
+        self._wait_until(last, "read back", "wait for the copy to host (np.asarray)")
         if not pinned:
-            self._host(f"unstage {a.name}", nb / self.host_copy_bandwidth, EventKind.COPY,
-                       f"pageable: copy {nb:,} B out of the staging buffer", nbytes=nb)
-        return a._value
+            for a in arrays:
+                self._host(f"unstage {a.name}", a.nbytes / self.host_copy_bandwidth, EventKind.COPY,
+                           f"pageable: copy {a.nbytes:,} B out of the staging buffer", nbytes=a.nbytes)
+        return tuple(a._value for a in arrays)
 
     # --- kernels -----------------------------------------------------------------------------------
     def _cost(self, k: Kernel):
@@ -262,10 +286,12 @@ class Machine:
         start = max(t_call + max(self.launch_latency, host_cost), self._stream_end.get(stream, 0.0),
                     self._device_free, deps)
         end = start + duration
-        self._events.append(Event(UnitId(0, UnitKind.STREAM, stream), name, start, end, EventKind.KERNEL,
+        self._events.append(Event(self._unit(stream), name, start, end, EventKind.KERNEL,
                                   detail, nbytes=nbytes, flops=flops))
         self._started(start)
         self._stream_end[stream] = self._device_free = end
+        if self.synchronous and self._capture is None:  # a CPU: the host thread runs the kernel itself
+            self._wait_until(end, name, "runs the kernel on the cores")
         return end
 
     def launch(self, kernel: Kernel | str, *inputs: Array, duration: float | None = None, stream: int = 0,
@@ -307,18 +333,17 @@ class Machine:
         if isinstance(prog, Program):
             return prog
         if isinstance(prog, Graph):
-            return _compiled(prog, mode)
+            return _compiled(prog, Mode(mode).value)
         raise TypeError(f"call: prog must be a Program or a traced Graph, got {type(prog).__name__} {prog!r:.40}")
 
-    def call(self, prog: Program | Graph, *args: Array, mode: str = "jit", stream: int = 0):
+    def call(self, prog: Program | Graph, *args: Array, mode: Mode | str = Mode.JIT, stream: int = 0):
         """Dispatch one call of ``prog`` and return its output future(s) at once.
 
         ``mode="jit"``: the host pays ``call_time`` once, then ``launch_time`` per kernel. ``"eager"``: each
         kernel is one op, and the host pays ``op_time + launch_time`` for each. A traced Graph is compiled
         for the mode (``jit``: the full pipeline; ``eager``: no passes, one kernel per op).
         """
-        if mode not in MODES:
-            raise ValueError(f"call: mode must be one of {MODES}, got {mode!r}")
+        mode = Mode.of(mode, "call", "mode")
         s = self._stream(stream)
         prog = self._program(prog, mode)
         g = prog.graph
@@ -339,10 +364,10 @@ class Machine:
         names = g.names()
         outs = [Array(self, names.get(id(o), f"out{i}"), o.aval, 0.0, None if values is None else values[i])
                 for i, o in enumerate(g.outputs)]
-        if mode == "jit" and self._capture is None:
+        if mode is Mode.JIT and self._capture is None:
             self._host(f"call {g.name}", self.call_time, EventKind.API, "jit: one dispatch for the whole call")
         kernels = prog.kernels
-        if mode == "jit" and self._capture is None and self.command_buffers:
+        if mode is Mode.JIT and self._capture is None and self.command_buffers:
             segments = _graphs.command_buffers(kernels, min_graph_size=self.min_graph_size)
         else:
             segments = [(False, [i]) for i in range(len(kernels))]
@@ -362,14 +387,15 @@ class Machine:
             kc = self._cost(k)
             deps = [ready.get(id(prog.buffer(v)), ready.get(id(v), 0.0)) for v in k.inputs]
             detail = f"{kc.flops:,} FLOPs, {kc.bytes:,} B, {kc.bound.value}-bound"
-            host_cost = self.launch_time + (self.op_time if mode == "eager" else 0.0)
+            host_cost = self.launch_time + (self.op_time if mode is Mode.EAGER else 0.0)
             if self._capture is not None:
                 self._capture.nodes.append((k.name, kc.time, detail, kc.flops, kc.bytes, (), (), ()))
                 end = math.inf
             else:
                 token = _Ready(max(deps, default=0.0))
                 end = self._kernel(k.name, kc.time, detail, kc.flops, kc.bytes, (token,), s, host_cost,
-                                   "eager op: dispatch and launch" if mode == "eager" else "launch")
+                                   "eager op: dispatch and launch" if mode is Mode.EAGER
+                                   else "call (dispatch and thread pool)" if self.synchronous else "launch")
             for o in k.outputs:
                 ready[id(o)] = end
         for o, a in zip(g.outputs, outs):
@@ -400,54 +426,6 @@ class Machine:
         self._host("wait event", self.api_time, EventKind.API, f"stream {s} waits for stream {event.stream}")
         self._stream_end[s] = max(self._stream_end.get(s, 0.0), event.time)
 
-    # --- graphs ------------------------------------------------------------------------------------
-    @contextlib.contextmanager
-    def capture(self, stream: int = 0):
-        """Record the launches made inside the ``with`` block into a :class:`CapturedGraph`; nothing runs."""
-        if self._capture is not None:
-            raise RuntimeError("capture: already capturing a graph")
-        self._capture = CapturedGraph(self._stream(stream))
-        try:
-            yield self._capture
-        finally:
-            self._capture = None
-
-    def replay(self, graph: CapturedGraph) -> None:
-        """Launch every kernel of ``graph`` with one launch call (``cudaGraphLaunch``); they run back to back."""
-        if not isinstance(graph, CapturedGraph):
-            raise TypeError(f"replay: expected a CapturedGraph from m.capture(), got {graph!r:.40}")
-        if self._capture is not None:
-            raise RuntimeError("replay inside a capture: finish the capture first")
-        if not graph.nodes:
-            raise ValueError("replay: the graph is empty (no kernel was launched inside m.capture())")
-        def node(n):
-            name, d, detail, flops, nb, inputs, outs, values = n
-
-            def done(end):
-                for a, v in zip(outs, values):
-                    a.ready, a._value, a._captured = end, v, False
-            return (name, d, detail, flops, nb,
-                    lambda: max((a.ready for a in inputs if not a._captured), default=0.0), done)
-
-        self._graph_launch(graph.stream, f"graph ({len(graph)} kernels)", "one launch for the whole graph",
-                           [node(n) for n in graph.nodes])
-
-    def _graph_launch(self, s: int, name: str, label: str, nodes) -> None:
-        """One launch call for a CUDA graph, then its nodes on stream ``s`` one after another, ``graph_gap``
-        apart. ``nodes``: (name, duration, detail, flops, bytes, inputs_ready(), done(end)) per node."""
-        self._enqueue_slot()
-        t_call = self._host(name, self.launch_time, EventKind.LAUNCH, label)
-        t = max(t_call + max(self.launch_latency, self.launch_time), self._stream_end.get(s, 0.0),
-                self._device_free)
-        self._started(t)
-        for i, (kname, d, detail, flops, nb, inputs_ready, done) in enumerate(nodes):
-            t = max(t + (self.graph_gap if i else 0.0), inputs_ready())
-            self._events.append(Event(UnitId(0, UnitKind.STREAM, s), kname, t, t + d, EventKind.KERNEL,
-                                      detail + " (graph node)", nbytes=nb, flops=flops))
-            t += d
-            done(t)
-        self._stream_end[s] = self._device_free = t
-
     # --- results -----------------------------------------------------------------------------------
     @property
     def trace(self) -> Trace:
@@ -466,23 +444,23 @@ class Machine:
         return max([self._device_free, *self._stream_end.values(), *(x for v in self._engines.values() for x in v)])
 
 
-def kernel_loop(n: int, duration: float, *, chip: Chip | str = "H100 SXM", how: str = "async",
-                fused: int = 1, eager: bool = True, **machine_kw) -> "Machine":
+def kernel_loop(n: int, duration: float, *, chip: Chip | str = "H100 SXM", how: How | str = How.ASYNC,
+                fused: int = 1, eager: bool = True, **machine_kw):
     """The chapter's experiment: ``n`` kernels of ``duration`` seconds each, dispatched eagerly.
 
-    ``how``: "async" (dispatch all, synchronise once at the end), "sync" (synchronise after each, as a
-    timing loop that calls ``block_until_ready`` inside does), or "graph" (capture them once, replay as
-    one launch). ``fused`` > 1 fuses every ``fused`` consecutive ops into one kernel of ``fused ×
-    duration`` (the same work, fewer launches; labsim assumes fusion saves nothing but launches).
-    ``eager``: each launch also pays ``op_time`` of Python dispatch (False: launches from compiled code).
+    ``how`` (a :class:`How` or its string): "async" (dispatch all, synchronise once at the end), "sync"
+    (synchronise after each, as a timing loop that calls ``block_until_ready`` inside does), or "graph"
+    (capture them once, replay as one launch). ``fused`` > 1 fuses every ``fused`` consecutive ops into
+    one kernel of ``fused × duration`` (the same work, fewer launches; labsim assumes fusion saves
+    nothing but launches). ``eager``: each launch also pays ``op_time`` of Python dispatch (False:
+    launches from compiled code). Returns the :class:`~labsim.machines.host.Machine` after the loop.
     """
-    if how not in ("async", "sync", "graph"):
-        raise ValueError(f"kernel_loop: how must be 'async', 'sync' or 'graph', got {how!r}")
+    how = How.of(how, "kernel_loop", "how")
     n, fused = _count(n, "n"), _count(fused, "fused")
     m = Machine(chip, **machine_kw)
     k = -(-n // fused)
     d = duration * fused
-    if how == "graph":
+    if how is How.GRAPH:
         with m.capture() as graph:
             for i in range(k):
                 m.launch(f"k{i}", duration=d, eager=eager)
@@ -490,10 +468,12 @@ def kernel_loop(n: int, duration: float, *, chip: Chip | str = "H100 SXM", how: 
     else:
         for i in range(k):
             m.launch(f"k{i}", duration=d, eager=eager)
-            if how == "sync":
+            if how is How.SYNC:
                 m.synchronize()
     m.synchronize()
     return m
 
-__all__ = ["Array", "CapturedGraph", "Machine", "StreamEvent", "kernel_loop", "command_buffers", "EAGER_OP_TIME",
-           "JIT_CALL_TIME", "HOST_COPY_BANDWIDTH", "QUEUE_DEPTH", "GRAPH_NODE_GAP", "MIN_GRAPH_SIZE", "MODES"]
+
+__all__ = ["Array", "CapturedGraph", "Machine", "StreamEvent", "kernel_loop", "How", "Mode", "HOST", "H2D", "STREAM",
+           "D2H", "command_buffers", "EAGER_OP_TIME", "JIT_CALL_TIME", "HOST_COPY_BANDWIDTH", "QUEUE_DEPTH",
+           "GRAPH_NODE_GAP", "MIN_GRAPH_SIZE", "MODES"]

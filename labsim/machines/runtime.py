@@ -1,12 +1,12 @@
 """The host ⇄ device runtime: copies, launches, waiting and reading back on one timeline.
 
-Introduced in "The journey of one matrix product" (steps 5-10). The host/device chapter uses the full
-machine, ``labsim.machines.host`` (``ls.host.Machine``: dispatch costs, a bounded queue, streams,
-pinned and pageable copies, graphs); ``simulate`` stays the one-call summary with the numbers below.
+Introduced in "The journey of one matrix product" (steps 5-10). ``simulate`` is the one-call summary
+of the host/device machine of the chapter "Host and device" (``ls.host.Machine``): it *runs on* that
+machine, so labsim computes the host timeline in one place.
 The GPU is a co-processor. The host thread *enqueues* work and returns at once (asynchronous dispatch):
 each input is copied host → device over the host link by a copy engine (DMA: the CPU only starts the
 copy), each kernel launch enters the stream's command queue and starts ``chip.launch_overhead`` seconds
-after it was enqueued at the earliest, and kernels on one stream run one after another.
+after its launch call has returned at the earliest, and kernels on one stream run one after another.
 
 At the end the host does two different things, drawn as two different events:
 
@@ -19,9 +19,10 @@ At the end the host does two different things, drawn as two different events:
 
 Model assumptions: one stream, one copy engine per direction, copies at the host link's bandwidth plus
 its latency, kernels at their roofline time (``labsim.machines.roofline``), a fixed host-side cost per
-API call. With ``copy_inputs=False, copy_back=False`` the call takes exactly ``estimate(...).time``:
-both play launches overlapped with running kernels. On a CPU preset there is no copy and no queue: the
-host thread calls each kernel itself (``chip.call_overhead`` per call) and waits for it.
+API call, no CUDA graphs, no Python dispatch cost. With ``copy_inputs=False, copy_back=False`` the call
+takes exactly ``estimate(...).time``: both play launches overlapped with running kernels. On a CPU
+preset there is no queue: the host thread calls each kernel itself (``chip.call_overhead`` per call)
+and waits for it (``Machine(synchronous=True)``).
 """
 from __future__ import annotations
 
@@ -31,14 +32,9 @@ from dataclasses import dataclass
 
 from ..compiler.program import Program
 from ..hardware import Chip, ChipKind, get
-from .events import HOST_CHIP, Direction, Event, EventKind, Trace, UnitId, UnitKind
+from .events import EventKind, Trace
+from .host import D2H, H2D, HOST, STREAM, Machine  # noqa: F401  (the units of a call: one definition)
 from .roofline import HOST_API_TIME, OutOfMemoryError, ProgramCost, estimate
-
-# the four units of one call: the host thread on the host, and on chip 0 its stream and one copy engine per direction
-HOST = UnitId(HOST_CHIP, UnitKind.HOST_THREAD)
-H2D = UnitId(0, UnitKind.COPY_ENGINE, 0, Direction.H2D)
-STREAM = UnitId(0, UnitKind.STREAM, 0)
-D2H = UnitId(0, UnitKind.COPY_ENGINE, 0, Direction.D2H)
 
 
 @dataclass(frozen=True)
@@ -76,70 +72,61 @@ def simulate(prog: Program, chip: Chip | str, *, copy_inputs: bool = True, copy_
     cost = estimate(prog, chip, host_api_time=host_api_time)
     if cost.oom is not None:
         raise OutOfMemoryError(cost.oom)
-    cpu = chip.kind is ChipKind.CPU
-    ev: list[Event] = []
-    t_host = 0.0
-    ready: dict[int, float] = {}  # buffer id -> time its data is on the device
-    t_h2d = 0.0
+    # the machine's launch call lasts launch_time; the kernel may start launch_latency after the call
+    # *began*; simulate's kernel starts chip.launch_overhead after the call *returned* (as cost.time)
+    issue = host_api_time + cost.call_overhead
+    m = Machine(chip, launch_time=issue, launch_latency=issue + cost.launch_overhead, op_time=0.0, call_time=0.0,
+                api_time=host_api_time, queue_depth=1 << 40,
+                command_buffers=False, synchronous=chip.kind is ChipKind.CPU)
+    m._costs.update((id(k), (k, kc)) for k, kc in zip(prog.kernels, cost.kernels))  # costed once, by estimate
     g = prog.graph
     names = g.names()
-    for v in g.inputs:
-        buf = prog.buffer(v)
-        if copy_inputs:
-            ev.append(Event(HOST, names[id(v)], t_host, t_host + host_api_time, EventKind.API,
-                            "enqueue copy to device", nbytes=v.aval.nbytes))
-            t_host += host_api_time
-            start = max(t_host, t_h2d)
-            t_h2d = start + chip.host_link.transfer_time(v.aval.nbytes)
-            ev.append(Event(H2D, names[id(v)], start, t_h2d, EventKind.COPY,
-                            f"{v.aval.nbytes:,} B over {chip.host_link.name}", nbytes=v.aval.nbytes))
-            ready[id(buf)] = t_h2d
-        else:
-            ready[id(buf)] = 0.0
-    for c in prog.constants:
-        ready[id(c)] = 0.0  # uploaded with the program, before the call
-    # the launches: the recurrence of roofline.stream_time (estimate(...).time), after the input copies
-    t_stream = 0.0
-    issue = host_api_time + cost.call_overhead
-    for k, kc in zip(prog.kernels, cost.kernels):
-        deps = max((ready.get(id(v), 0.0) for v in k.inputs), default=0.0)
-        ev.append(Event(HOST, k.name, t_host, t_host + issue, EventKind.LAUNCH,
-                        "call (dispatch and thread pool)" if cpu else "launch"))
-        t_host += issue
-        start = max(t_host + cost.launch_overhead, t_stream, deps)
-        end = start + kc.time
-        ev.append(Event(STREAM, k.name, start, end, EventKind.KERNEL,
-                        f"{kc.flops:,} FLOPs, {kc.bytes:,} B, {kc.bound.value}-bound",
-                        nbytes=kc.bytes, flops=kc.flops))
-        t_stream = end
-        if cpu:  # the host thread runs the kernel itself
-            ev.append(Event(HOST, k.name, t_host, end, EventKind.WAIT, "runs the kernel on the cores"))
-            t_host = end
-        for o in k.outputs:
-            ready[id(o)] = end
+    # copies go on their own stream (1), as JAX's transfers do: a kernel waits for its own inputs only
+    args = [m.put(v.aval, name=names[id(v)], stream=1) if copy_inputs else m.resident(v.aval, name=names[id(v)])
+            for v in g.inputs]
+    outs = m.call(prog, *args, mode="jit")
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    for i, (o, a) in enumerate(zip(g.outputs, outs)):
+        a.name = names.get(id(o), f"output {i}")
     # block_until_ready: the host waits for the device to finish; nothing is copied
-    if t_stream > t_host:
-        ev.append(Event(HOST, "block_until_ready", t_host, t_stream, EventKind.WAIT,
-                        "wait until the device has finished (no copy)"))
-    t_host = max(t_host, t_stream)
-    ready_time = t_host
-    # reading the value (np.asarray, printing): only now are the results copied device -> host
-    if copy_back:
-        t_d2h = t_host
-        for i, o in enumerate(g.outputs):
-            buf = prog.buffer(o)
-            name = names.get(id(o), f"output {i}")
-            ev.append(Event(HOST, f"read back: {name}", t_host, t_host + host_api_time, EventKind.API,
-                            "np.asarray: enqueue copy to host", nbytes=o.aval.nbytes))
-            t_host += host_api_time
-            start = max(t_host, ready.get(id(buf), 0.0), t_d2h)
-            t_d2h = start + chip.host_link.transfer_time(o.aval.nbytes)
-            ev.append(Event(D2H, name, start, t_d2h, EventKind.COPY,
-                            f"read back: {o.aval.nbytes:,} B over {chip.host_link.name}", nbytes=o.aval.nbytes))
-        if t_d2h > t_host:
-            ev.append(Event(HOST, "read back", t_host, t_d2h, EventKind.WAIT,
-                            "wait for the copy to host (np.asarray)"))
-        t_host = max(t_host, t_d2h)
-    units = tuple(u for u in (HOST, H2D, STREAM, D2H) if any(e.unit == u for e in ev))
-    trace = Trace(tuple(ev), units, chip_names=(chip.name,))
-    return RunResult(trace=trace, cost=cost, time=t_host, ready_time=ready_time)
+    m._wait_until(m.device_time, "block_until_ready", "wait until the device has finished (no copy)")
+    ready_time = m.now
+    if copy_back:  # reading the values (np.asarray, printing): only now are the results copied device -> host
+        m.device_get(*outs, stream=1)
+    return RunResult(trace=m.trace, cost=cost, time=m.now, ready_time=ready_time)
+
+
+def stream_time(kernel_times, *, launch_overhead: float, host_api_time: float, call_overhead: float = 0.0,
+                synchronous: bool = False, ready=None,
+                chip: Chip | str = "H100 SXM") -> list[tuple[float, float, float]]:
+    """Play kernels of the given durations on one stream of ``ls.host.Machine``: ``(issue time, start,
+    end)`` of each, where the issue time is when the host's launch call returns.
+
+    The host spends ``host_api_time + call_overhead`` issuing each launch; a kernel starts
+    ``launch_overhead`` after its launch was issued, after the previous kernel ends, and after its
+    inputs are ready (``ready[i]``), whichever is latest. ``synchronous`` (a CPU: the host thread runs
+    the kernel itself) makes the host wait for each kernel before issuing the next. This is the
+    recurrence ``roofline.stream_time`` writes out by hand, computed by the one host machine instead.
+    ``chip`` only names the machine: every time comes from the arguments.
+    """
+    from ..core.avals import ShapeDtype
+
+    times = list(kernel_times)
+    if ready is not None and len(ready) != len(times):
+        raise ValueError(f"stream_time: ready has {len(ready)} entries for {len(times)} kernels")
+    issue = host_api_time + call_overhead
+    m = Machine(chip, launch_time=issue, launch_latency=issue + launch_overhead,
+                op_time=0.0, call_time=0.0, api_time=host_api_time, queue_depth=1 << 40, command_buffers=False,
+                synchronous=bool(synchronous))
+    token = ShapeDtype((), "float32")
+    issued = []
+    for i, d in enumerate(times):
+        deps = ()
+        if ready is not None:
+            a = m.resident(token)
+            a.ready = ready[i]
+            deps = (a,)
+        issued.append(m.now + issue)  # the queue never fills, so the launch call starts now
+        m.launch(f"k{i}", *deps, duration=d, eager=False)
+    kernels = m.trace.of_kind(EventKind.KERNEL)
+    return [(t, k.start, k.end) for t, k in zip(issued, kernels)]

@@ -22,7 +22,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-POLICIES = ("static", "continuous")
+from ..support.choices import Choice
+from ..support.records import Record
+
+
+class Policy(Choice):
+    """How :func:`simulate_batching` forms batches (a member or its string)."""
+
+    STATIC = "static"          # request-level: a batch runs until its longest request is done
+    CONTINUOUS = "continuous"  # iteration-level: admit and retire requests after every step (Orca)
+
+
+POLICIES = tuple(p.value for p in Policy)
 
 
 @dataclass(frozen=True)
@@ -51,7 +62,7 @@ def poisson_requests(n: int, rate: float, *, seed: int = 0, prompt=(64, 512), ou
 
 
 def step_cost(cfg, chip, dtype="bfloat16"):
-    """A fast ``cost(seqs)`` equal to ``serving.batch_step_time(cfg, chip, seqs)["time"]``: the same
+    """A fast ``cost(seqs)`` equal to ``serving.batch_step_time(cfg, chip, seqs).time``: the same
     closed form with the per-model constants computed once (the simulation calls it every step)."""
     from . import llm
     from ..hardware import get as get_chip
@@ -79,11 +90,27 @@ def step_cost(cfg, chip, dtype="bfloat16"):
     return cost
 
 
+@dataclass(frozen=True)
+class BatchingSummary(Record):
+    """One scheduler's run in numbers (:meth:`BatchingResult.summary`)."""
+
+    policy: str
+    requests: int
+    tokens: int  # output tokens generated
+    makespan_s: float  # first arrival to last finish
+    throughput_tok_s: float
+    mean_latency_s: float
+    p95_latency_s: float
+    mean_ttft_s: float  # time to first token
+    steps: int
+    mean_batch: float  # requests per step, weighted by step time
+
+
 @dataclass
 class BatchingResult:
     """One scheduler's run: per request (in id order) and per step."""
 
-    policy: str
+    policy: Policy
     arrival: np.ndarray  # s
     first_token: np.ndarray  # s, when its first output token exists
     finish: np.ndarray  # s, when the request is returned to its user
@@ -96,22 +123,23 @@ class BatchingResult:
     def latency(self) -> np.ndarray:
         return self.finish - self.arrival
 
-    def summary(self) -> dict[str, float]:
+    def summary(self) -> BatchingSummary:
         span = float(self.finish.max() - self.arrival.min())
         busy = float(self.step_time.sum())
-        return {"policy": self.policy, "requests": int(self.arrival.size), "tokens": int(self.output.sum()),
-                "makespan_s": span, "throughput_tok_s": float(self.output.sum()) / span,
-                "mean_latency_s": float(self.latency.mean()), "p95_latency_s": float(np.percentile(self.latency, 95)),
-                "mean_ttft_s": float((self.first_token - self.arrival).mean()), "steps": int(self.step_time.size),
-                "mean_batch": float((self.step_batch * self.step_time).sum() / busy) if busy else 0.0}
+        return BatchingSummary(
+            str(self.policy), requests=int(self.arrival.size), tokens=int(self.output.sum()), makespan_s=span,
+            throughput_tok_s=float(self.output.sum()) / span, mean_latency_s=float(self.latency.mean()),
+            p95_latency_s=float(np.percentile(self.latency, 95)),
+            mean_ttft_s=float((self.first_token - self.arrival).mean()), steps=int(self.step_time.size),
+            mean_batch=float((self.step_batch * self.step_time).sum() / busy) if busy else 0.0)
 
 
-def simulate_batching(requests, cost, *, policy: str = "continuous", max_batch: int = 32) -> BatchingResult:
+def simulate_batching(requests, cost, *, policy: Policy | str = Policy.CONTINUOUS,
+                      max_batch: int = 32) -> BatchingResult:
     """Serve ``requests`` (:class:`TimedRequest`) with ``policy`` ("static" or "continuous") and at most
     ``max_batch`` requests in a batch; ``cost(seqs)`` gives a step's seconds for a list of
     (new tokens, cached tokens) pairs (:func:`step_cost`, or any function, e.g. ``lambda s: 1.0``)."""
-    if policy not in POLICIES:
-        raise ValueError(f"simulate_batching: policy must be one of {list(POLICIES)}, got {policy!r}")
+    policy = Policy.of(policy, "simulate_batching", "policy")
     if isinstance(max_batch, bool) or not isinstance(max_batch, numbers.Integral) or max_batch < 1:
         raise ValueError(f"simulate_batching: max_batch must be a whole number >= 1, got {max_batch!r}")
     if not callable(cost):
@@ -144,10 +172,10 @@ def simulate_batching(requests, cost, *, policy: str = "continuous", max_batch: 
             now = max(now, reqs[nxt].arrival)
             continue
         admit = []
-        if policy == "continuous" or not running:
+        if policy is Policy.CONTINUOUS or not running:
             room = max_batch - len(running)
             admit, waiting[:] = waiting[:room], waiting[room:]
-            if policy == "static":
+            if policy is Policy.STATIC:
                 static_batch = list(admit)
         seqs = [(1, by_id[i].prompt + g) for i, g in running.items()] + [(r.prompt, 0) for r in admit]
         dt = float(cost(seqs))
@@ -164,9 +192,9 @@ def simulate_batching(requests, cost, *, policy: str = "continuous", max_batch: 
             first[idx[r.id]] = now
         for i in [i for i, g in running.items() if g >= by_id[i].output]:
             del running[i]
-            if policy == "continuous":
+            if policy is Policy.CONTINUOUS:
                 finish[idx[i]] = now
-        if policy == "static" and not running:
+        if policy is Policy.STATIC and not running:
             for r in static_batch:
                 finish[idx[r.id]] = now
     order = np.argsort([r.id for r in reqs])
@@ -175,4 +203,5 @@ def simulate_batching(requests, cost, *, policy: str = "continuous", max_batch: 
                           pick([r.output for r in reqs]), np.array(starts), np.array(times), np.array(sizes))
 
 
-__all__ = ["POLICIES", "TimedRequest", "poisson_requests", "step_cost", "BatchingResult", "simulate_batching"]
+__all__ = ["Policy", "POLICIES", "BatchingSummary", "TimedRequest", "poisson_requests", "step_cost", "BatchingResult",
+           "simulate_batching"]

@@ -9,13 +9,13 @@ from __future__ import annotations
 import hashlib
 import math
 import numbers
-from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..core.dtypes import itemsize
-from ..hardware import get as get_chip
+from ..support.choices import Choice
+from ..support.records import Record
 from . import llm
 
 
@@ -141,11 +141,44 @@ def random_requests(n: int, *, seed: int = 0, prompt=(16, 256), output=(16, 512)
     return [Request(i, int(t[i]), int(p[i]), int(o[i])) for i in range(n)]
 
 
+class Scheme(Choice):
+    """How :func:`simulate_kv_allocation` lays out the KV cache (a member or its string)."""
+
+    PAGED = "paged"            # fixed-size blocks anywhere in memory (vLLM's PagedAttention)
+    CONTIGUOUS = "contiguous"  # one contiguous range per request, reserved for its longest output
+
+
+@dataclass(frozen=True)
+class AllocationSummary(Record):
+    """Time averages of one allocator run (:meth:`AllocationResult.summary`), as fractions of capacity."""
+
+    scheme: str
+    used: float  # KV stored
+    reserved: float  # held by requests
+    internal: float  # reserved and empty
+    external: float  # free, in holes the waiting request could not use
+    running: float  # requests holding memory (mean over busy steps)
+    finished: int
+    steps: int
+    preempted: int
+
+
+@dataclass(frozen=True)
+class PrefixCacheStats(Record):
+    """What :func:`prefix_cache` found: block hits and misses, and the prompt tokens whose prefill it skipped."""
+
+    hits: int
+    misses: int
+    hit_rate: float
+    tokens: int
+    tokens_skipped: int
+
+
 @dataclass
 class AllocationResult:
     """Per-step totals (in token slots) of one allocator run, and a snapshot of memory at one step."""
 
-    scheme: str
+    scheme: Scheme
     capacity: int  # token slots
     block: int
     steps: int
@@ -163,18 +196,18 @@ class AllocationResult:
     def internal(self) -> np.ndarray:
         return self.reserved - self.used
 
-    def summary(self) -> dict[str, float]:
+    def summary(self) -> AllocationSummary:
         """Time averages, as fractions of capacity, over the steps when something was running."""
         busy = self.running > 0
         c = self.capacity
         avg = lambda a: float(a[busy].mean()) / c if busy.any() else 0.0
-        return {"scheme": self.scheme, "used": avg(self.used), "reserved": avg(self.reserved),
-                "internal": avg(self.internal), "external": avg(self.external),
-                "running": float(self.running[busy].mean()) if busy.any() else 0.0,
-                "finished": self.finished, "steps": self.steps, "preempted": self.preempted}
+        return AllocationSummary(str(self.scheme), used=avg(self.used), reserved=avg(self.reserved),
+                                 internal=avg(self.internal), external=avg(self.external),
+                                 running=float(self.running[busy].mean()) if busy.any() else 0.0,
+                                 finished=self.finished, steps=self.steps, preempted=self.preempted)
 
 
-def simulate_kv_allocation(requests, capacity: int, *, scheme: str = "paged", block: int = 16,
+def simulate_kv_allocation(requests, capacity: int, *, scheme: Scheme | str = Scheme.PAGED, block: int = 16,
                            max_new: int | None = None, snapshot_step: int | None = None,
                            max_steps: int = 100_000) -> AllocationResult:
     """Serve ``requests`` one decode token per running request per step, with KV memory of ``capacity``
@@ -190,8 +223,7 @@ def simulate_kv_allocation(requests, capacity: int, *, scheme: str = "paged", bl
     External fragmentation is counted at each step where the first waiting request is refused although
     the free slots add up to what it asks: those free slots are external waste.
     """
-    if scheme not in ("paged", "contiguous"):
-        raise ValueError(f"simulate_kv_allocation: scheme must be 'paged' or 'contiguous', got {scheme!r}")
+    scheme = Scheme.of(scheme, "simulate_kv_allocation", "scheme")
     capacity, block = _pos(capacity, "capacity", "simulate_kv_allocation"), _pos(block, "block", "simulate_kv_allocation")
     reqs = sorted(requests, key=lambda r: (r.arrival, r.id))
     if not reqs:
@@ -201,12 +233,12 @@ def simulate_kv_allocation(requests, capacity: int, *, scheme: str = "paged", bl
     if max_new < longest_out:
         raise ValueError(f"simulate_kv_allocation: max_new {max_new} is shorter than a request's output "
                          f"({longest_out} tokens)")
-    longest = max(r.prompt + (max_new if scheme == "contiguous" else r.output) for r in reqs)
+    longest = max(r.prompt + (max_new if scheme is Scheme.CONTIGUOUS else r.output) for r in reqs)
     nblocks = capacity // block
-    room = capacity if scheme == "contiguous" else nblocks * block
+    room = capacity if scheme is Scheme.CONTIGUOUS else nblocks * block
     if longest > room:
         raise ValueError(f"simulate_kv_allocation: a request needs {longest} slots but the {scheme} memory "
-                         f"holds {room} ({'capacity' if scheme == 'contiguous' else f'{nblocks} blocks of {block}'})")
+                         f"holds {room} ({'capacity' if scheme is Scheme.CONTIGUOUS else f'{nblocks} blocks of {block}'})")
     owner = np.full(capacity, -1, dtype=np.int64)  # slot -> request id
     free = list(range(nblocks))  # paged: free block numbers, lowest first
     held: dict[int, list[int]] = {}  # paged: request id -> its blocks
@@ -236,7 +268,7 @@ def simulate_kv_allocation(requests, capacity: int, *, scheme: str = "paged", bl
         ext = 0
         while waiting:  # admit first come, first served
             r = waiting[0]
-            if scheme == "contiguous":
+            if scheme is Scheme.CONTIGUOUS:
                 want = r.prompt + max_new
                 fit = next(((s0, n) for s0, n in free_ranges() if n >= want), None)
                 if fit is None:
@@ -259,7 +291,7 @@ def simulate_kv_allocation(requests, capacity: int, *, scheme: str = "paged", bl
                 continue
             st = running[rid]
             st["tokens"] += 1
-            if scheme == "paged":
+            if scheme is Scheme.PAGED:
                 while len(held.get(rid, ())) * block < st["tokens"]:
                     if free:
                         take_block(rid)
@@ -275,7 +307,7 @@ def simulate_kv_allocation(requests, capacity: int, *, scheme: str = "paged", bl
                         break
         st_end = {i: st["req"].prompt + max_new for i, st in running.items()}
         for rid in [i for i, st in running.items() if st["tokens"] >= st["req"].prompt + st["req"].output]:
-            if scheme == "paged":
+            if scheme is Scheme.PAGED:
                 for b in held.pop(rid, []):
                     owner[b * block:(b + 1) * block] = -1
                     free.append(b)
@@ -286,7 +318,7 @@ def simulate_kv_allocation(requests, capacity: int, *, scheme: str = "paged", bl
             del running[rid]
             finished += 1
         used.append(sum(st["tokens"] for st in running.values()))
-        reserved.append((nblocks - len(free)) * block if scheme == "paged" else n_res)
+        reserved.append((nblocks - len(free)) * block if scheme is Scheme.PAGED else n_res)
         external.append(ext)
         nrun.append(len(running))
         if snapshot_step is not None and step == snapshot_step:
@@ -294,7 +326,7 @@ def simulate_kv_allocation(requests, capacity: int, *, scheme: str = "paged", bl
             snap = np.where(owner < 0, 0, 2)
             for rid, st in running.items():
                 slots = (np.concatenate([np.arange(b * block, (b + 1) * block) for b in held[rid]])
-                         if scheme == "paged" else np.flatnonzero(owner == rid))
+                         if scheme is Scheme.PAGED else np.flatnonzero(owner == rid))
                 snap[slots[: st["tokens"]]] = 1
         step += 1
     if snap is None:
@@ -365,7 +397,7 @@ def shared_prefix_requests(n: int, *, prefixes: int = 4, prefix_len: int = 512, 
     return out
 
 
-def prefix_cache(requests, block: int = 16, capacity_blocks: int | None = None) -> dict[str, float]:
+def prefix_cache(requests, block: int = 16, capacity_blocks: int | None = None) -> PrefixCacheStats:
     """Serve ``requests`` (token lists) in order with a cache of KV blocks keyed by :func:`block_hashes`;
     a block found in the cache is reused, its prefill skipped. ``capacity_blocks``: evict the least
     recently used block beyond it (None: unbounded). Returns the counts and the block hit rate."""
@@ -385,12 +417,12 @@ def prefix_cache(requests, block: int = 16, capacity_blocks: int | None = None) 
                 if capacity_blocks is not None and len(cache) > capacity_blocks:
                     cache.popitem(last=False)
     total = hits + misses
-    return {"hits": hits, "misses": misses, "hit_rate": hits / total if total else 0.0,
-            "tokens": tokens, "tokens_skipped": hits * block}
+    return PrefixCacheStats(hits=hits, misses=misses, hit_rate=hits / total if total else 0.0, tokens=tokens,
+                            tokens_skipped=hits * block)
 
 
 # ----------------------------------------------------------------------------------------------
-# LoRA adapters and the time of a serving step
+# LoRA adapters (the time of a serving step: labsim.models.stepcost)
 LORA_TARGETS = ("wq", "wk", "wv", "wo")
 
 
@@ -408,61 +440,21 @@ def lora_params(cfg, rank: int, targets=LORA_TARGETS) -> int:
     return cfg.n_layers * sum(rank * sum(shapes[t].shape) for t in targets)
 
 
-def batch_step_time(cfg, chip, seqs, *, dtype="bfloat16") -> dict[str, float]:
-    """Roofline time of one forward step of the whole model over a batch of sequences, labsim's closed
-    form: ``seqs`` is a list of (new_tokens, kv_len), each sequence adding ``new_tokens`` after ``kv_len``
-    cached positions (a decode is (1, L); a prompt chunk is (C, already done)).
-
-    FLOPs = 2 · matmul params · all new tokens + QKᵀ and PV of each new token over the positions it sees
-    (all ``kv_len + new_tokens``, capped at a sliding window, no causal discount, as
-    :func:`labsim.llm.flops_per_token`); a mixture of experts counts its active experts only.
-    bytes = the weights once (a mixture of experts: the experts the step's tokens are expected to use,
-    :func:`labsim.llm.weight_bytes_read`) + each sequence's KV cache (capped at a sliding window) read
-    once and its new K, V written.
-    Time = max(FLOPs / matrix peak, bytes / HBM bandwidth): one bound for the whole step, as if every
-    kernel were at the same limit (an optimistic simplification).
-    """
-    cfg, chip = llm.get(cfg), get_chip(chip)
-    if not seqs:
-        raise ValueError("batch_step_time: no sequences")
-    flops = nbytes = tokens = 0
-    kvb, mm = llm.kv_cache_bytes_per_token(cfg, dtype), llm.matmul_params(cfg)
-    for (t, L), n in Counter(map(tuple, seqs)).items():  # equal sequences counted once, times their number
-        t = _pos(t, "new_tokens", "batch_step_time")
-        if isinstance(L, bool) or not isinstance(L, numbers.Integral) or L < 0:
-            raise ValueError(f"batch_step_time: kv_len must be a whole number >= 0, got {L!r}")
-        tokens += n * t
-        flops += n * (2 * mm * t + llm.attention_flops_per_token(cfg, L + t) * t)
-        nbytes += n * kvb * llm.kv_positions(cfg, L + t)
-    nbytes += llm.weight_bytes_read(cfg, tokens, dtype)
-    if dtype not in chip.matrix_flops:
-        raise ValueError(f"batch_step_time: {chip.name} has no matrix rate for {dtype}; it has {list(chip.matrix_flops)}")
-    peak, bw = chip.matrix_flops[dtype], chip.hbm_bandwidth
-    t = max(flops / peak, nbytes / bw)
-    return {"tokens": tokens, "flops": flops, "bytes": nbytes, "intensity": flops / nbytes, "time": t,
-            "compute_time": flops / peak, "memory_time": nbytes / bw,
-            "bound": "compute" if flops / peak >= nbytes / bw else "memory", "flops_used": flops / t / peak}
-
-
-def step_time(cfg, chip, *, batch: int, new_tokens: int = 1, kv_len: int = 0, dtype="bfloat16") -> dict[str, float]:
-    """:func:`batch_step_time` for ``batch`` equal sequences of ``new_tokens`` after ``kv_len`` cached ones."""
-    batch = _pos(batch, "batch", "step_time")
-    return batch_step_time(cfg, chip, [(new_tokens, kv_len)] * batch, dtype=dtype)
-
-
 __all__ = ["attention_traffic", "attention_flops", "flash_attention", "attention_reference", "Request",
-           "random_requests", "AllocationResult", "simulate_kv_allocation", "speculative_expected_tokens",
+           "random_requests", "Scheme", "AllocationResult", "AllocationSummary", "PrefixCacheStats",
+           "simulate_kv_allocation", "speculative_expected_tokens",
            "speculative_speedup", "simulate_speculative", "block_hashes", "shared_prefix_requests",
            "prefix_cache", "LORA_TARGETS", "lora_params", "batch_step_time", "step_time"]
 
 
 # speculative sampling's accept / resample rule and static vs continuous batching live in their own
 # modules; they are part of ``ls.serving``.
-from .speculative import (first_token_distribution, residual, simulate_first_token,  # noqa: E402
+from .speculative import (OnReject, first_token_distribution, residual, simulate_first_token,  # noqa: E402
                           speculative_sample, total_variation)
-from .batching import (BatchingResult, TimedRequest, poisson_requests, simulate_batching,  # noqa: E402
-                       step_cost)
+from .batching import (BatchingResult, BatchingSummary, Policy, TimedRequest, poisson_requests,  # noqa: E402
+                       simulate_batching, step_cost)
+from .stepcost import StepCost, batch_step_time, step_time  # noqa: E402
 
 __all__ += ["residual", "speculative_sample", "first_token_distribution", "simulate_first_token",
             "total_variation", "TimedRequest", "poisson_requests", "step_cost", "BatchingResult",
-            "simulate_batching"]
+            "simulate_batching", "Policy", "BatchingSummary", "OnReject", "StepCost"]

@@ -16,7 +16,17 @@ from __future__ import annotations
 
 import numpy as np
 
-ON_REJECT = ("residual", "target")
+from ..support.choices import Choice
+
+
+class OnReject(Choice):
+    """What the target samples from when it rejects a draft token (a member or its string)."""
+
+    RESIDUAL = "residual"  # max(0, p - q), normalised: the exact rule of speculative sampling
+    TARGET = "target"      # p itself: the naive rule, which biases the output
+
+
+ON_REJECT = tuple(m.value for m in OnReject)
 
 
 def _dist(a, name: str, where: str, ndim: int) -> np.ndarray:
@@ -29,10 +39,8 @@ def _dist(a, name: str, where: str, ndim: int) -> np.ndarray:
     return a
 
 
-def _check_mode(on_reject, where: str) -> str:
-    if on_reject not in ON_REJECT:
-        raise ValueError(f"{where}: on_reject must be one of {list(ON_REJECT)}, got {on_reject!r}")
-    return on_reject
+def _check_mode(on_reject, where: str) -> OnReject:
+    return OnReject.of(on_reject, where, "on_reject")
 
 
 def residual(p, q) -> np.ndarray:
@@ -47,7 +55,7 @@ def residual(p, q) -> np.ndarray:
     return r / s if s > 1e-15 else p.copy()
 
 
-def speculative_sample(p, q, *, rng=None, seed: int = 0, on_reject: str = "residual") -> list[int]:
+def speculative_sample(p, q, *, rng=None, seed: int = 0, on_reject: OnReject | str = OnReject.RESIDUAL) -> list[int]:
     """One round of speculative sampling over a vocabulary of V tokens.
 
     ``q`` (k, V): the draft's distribution at each of k positions; ``p`` (k + 1, V): the target's at the
@@ -59,7 +67,7 @@ def speculative_sample(p, q, *, rng=None, seed: int = 0, on_reject: str = "resid
     """
     p = _dist(p, "p", "speculative_sample", 2)
     q = _dist(q, "q", "speculative_sample", 2)
-    _check_mode(on_reject, "speculative_sample")
+    on_reject = _check_mode(on_reject, "speculative_sample")
     if p.shape[0] != q.shape[0] + 1 or p.shape[1] != q.shape[1]:
         raise ValueError(f"speculative_sample: p must be (k + 1, V) for q (k, V); got p {p.shape}, q {q.shape}")
     rng = np.random.default_rng(seed) if rng is None else rng
@@ -70,31 +78,31 @@ def speculative_sample(p, q, *, rng=None, seed: int = 0, on_reject: str = "resid
         if rng.random() < min(1.0, p[i, x] / q[i, x]):
             out.append(x)
             continue
-        fix = residual(p[i], q[i]) if on_reject == "residual" else p[i]
+        fix = residual(p[i], q[i]) if on_reject is OnReject.RESIDUAL else p[i]
         out.append(int(rng.choice(V, p=fix)))
         return out
     out.append(int(rng.choice(V, p=p[-1])))
     return out
 
 
-def first_token_distribution(p, q, on_reject: str = "residual") -> np.ndarray:
+def first_token_distribution(p, q, on_reject: OnReject | str = OnReject.RESIDUAL) -> np.ndarray:
     """The exact distribution of the first emitted token for one position (closed form): min(p, q) +
     (1 − β) · r, with β = Σ min(p, q) and r the residual (or p itself for ``on_reject="target"``)."""
     p = _dist(p, "p", "first_token_distribution", 1)
     q = _dist(q, "q", "first_token_distribution", 1)
-    _check_mode(on_reject, "first_token_distribution")
+    on_reject = _check_mode(on_reject, "first_token_distribution")
     kept = np.minimum(p, q)
-    fix = residual(p, q) if on_reject == "residual" else p
+    fix = residual(p, q) if on_reject is OnReject.RESIDUAL else p
     return kept + (1.0 - kept.sum()) * fix
 
 
-def simulate_first_token(p, q, trials: int, *, seed: int = 0, on_reject: str = "residual") -> np.ndarray:
+def simulate_first_token(p, q, trials: int, *, seed: int = 0, on_reject: OnReject | str = OnReject.RESIDUAL) -> np.ndarray:
     """Monte-Carlo frequencies of the first emitted token over ``trials`` rounds (vectorised form of
     :func:`speculative_sample` for one position): draw x from q, keep it with probability
     min(1, p(x)/q(x)), else draw from the residual (or from p)."""
     p = _dist(p, "p", "simulate_first_token", 1)
     q = _dist(q, "q", "simulate_first_token", 1)
-    _check_mode(on_reject, "simulate_first_token")
+    on_reject = _check_mode(on_reject, "simulate_first_token")
     if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
         raise ValueError(f"simulate_first_token: trials must be a whole number >= 1, got {trials!r}")
     rng = np.random.default_rng(seed)
@@ -102,7 +110,7 @@ def simulate_first_token(p, q, trials: int, *, seed: int = 0, on_reject: str = "
     x = rng.choice(V, size=trials, p=q)
     with np.errstate(divide="ignore", invalid="ignore"):
         keep = rng.random(trials) < np.minimum(1.0, p[x] / q[x])
-    fix = residual(p, q) if on_reject == "residual" else p
+    fix = residual(p, q) if on_reject is OnReject.RESIDUAL else p
     x = np.where(keep, x, rng.choice(V, size=trials, p=fix))
     return np.bincount(x, minlength=V) / trials
 
@@ -113,4 +121,4 @@ def total_variation(a, b) -> float:
 
 
 __all__ = ["residual", "speculative_sample", "first_token_distribution", "simulate_first_token",
-           "total_variation", "ON_REJECT"]
+           "total_variation", "OnReject", "ON_REJECT"]

@@ -6,7 +6,7 @@ import numbers
 import re
 from typing import Sequence
 
-from ..machines.events import Trace, UnitId
+from ..machines.events import Trace, UnitId, UnitKind
 from .palette import BUFFER_COLORS, KIND_COLORS, NEUTRAL, ROLE, SEQUENCE
 
 
@@ -140,11 +140,40 @@ def _row_labels(trace: Trace) -> dict[UnitId, str]:
     return labels
 
 
-def timeline(trace: Trace, *, title: str | None = None, height: int | None = None, max_time: float | None = None):
-    """A Gantt chart of ``trace``: one row per unit (in ``trace.units`` order), one bar per event, coloured by kind.
+#: rows a timeline draws at full height; more rows share ``_MANY_ROWS_PX`` pixels (at least 14 each)
+_FULL_ROWS = 10
+_MANY_ROWS_PX = 720
 
-    ``max_time`` (seconds) fixes the time axis, so that figures for several control values share it; a
-    trace that runs longer widens the axis to its end rather than being cut off."""
+
+def _select_units(trace: Trace, units) -> tuple[UnitId, ...]:
+    """The units to draw, in the trace's order: all, or those whose UnitId or UnitKind is in ``units``."""
+    if units is None:
+        return trace.units
+    if isinstance(units, (UnitId, UnitKind)):
+        units = (units,)
+    want = tuple(units)
+    for u in want:
+        if not isinstance(u, (UnitId, UnitKind)):
+            raise TypeError(f"timeline: units must be UnitIds or UnitKinds, got {type(u).__name__} {u!r:.40}")
+    chosen = tuple(u for u in trace.units if u in want or u.kind in want)
+    if not chosen:
+        raise ValueError(f"timeline: none of the trace's units is among units={want!r:.80}; it has "
+                         f"{sorted({u.kind.value for u in trace.units})}")
+    return chosen
+
+
+def timeline(trace: Trace, *, title: str | None = None, height: int | None = None, max_time: float | None = None,
+             units=None):
+    """A Gantt chart of any ``ls.Trace``: one row per unit (in ``trace.units`` order), one bar per event,
+    coloured by the event's kind.
+
+    Every machine's trace draws here: host threads, streams and copy engines (``ls.simulate``,
+    ``ls.host.Machine``), links (``ls.collectives``), SMs and warps, MXUs, VPUs and DMA queues
+    (:meth:`ls.Trace.from_intervals` builds one from a machine's own schedule). ``units`` draws only
+    some rows: UnitIds, or UnitKinds for every unit of that kind (e.g. ``units=ls.UnitKind.WARP``).
+    Rows of a unit that appears on several chips are prefixed with the chip. ``max_time`` (seconds)
+    fixes the time axis, so that figures for several control values share it; a trace that runs
+    longer widens the axis to its end rather than being cut off."""
     import plotly.graph_objects as go
 
     if not isinstance(trace, Trace):
@@ -154,17 +183,20 @@ def timeline(trace: Trace, *, title: str | None = None, height: int | None = Non
         max_time = _positive(max_time, "max_time", "timeline")
     if not trace.events:
         raise ValueError("timeline: the trace has no events, so there is nothing to draw")
+    shown = _select_units(trace, units)
+    keep = set(shown)
+    events = [e for e in trace.events if e.unit in keep]
     if max_time is not None:
         max_time = max(max_time, max(e.end for e in trace.events))
     scale, unit = _time_unit(max_time if max_time is not None else trace.duration or 1e-6)
     rows = _row_labels(trace)
     fig = go.Figure()
     kinds = []
-    for e in trace.events:
+    for e in events:
         if e.kind not in kinds:
             kinds.append(e.kind)
     for kind in kinds:
-        evs = [e for e in trace.events if e.kind is kind]
+        evs = [e for e in events if e.kind is kind]
         fig.add_trace(go.Bar(
             y=[rows[e.unit] for e in evs], x=[max(e.duration * scale, 0) for e in evs],
             base=[e.start * scale for e in evs], orientation="h", name=kind.value,
@@ -174,11 +206,13 @@ def timeline(trace: Trace, *, title: str | None = None, height: int | None = Non
                           " (%{customdata[2]:.3g} " + unit + ")<br>%{customdata[1]}<extra></extra>",
         ))
     fig.update_layout(barmode="overlay", bargap=0.35)
-    fig.update_yaxes(categoryorder="array", categoryarray=[rows[u] for u in trace.units][::-1], title=None)
+    fig.update_yaxes(categoryorder="array", categoryarray=[rows[u] for u in shown][::-1], title=None)
     fig.update_xaxes(title=f"time ({unit})", rangemode="tozero")
     if max_time is not None:
         fig.update_xaxes(range=[0, max_time * scale])
-    return style(fig, title=title, height=height or 120 + 45 * len(trace.units))
+    n = len(shown)
+    rows_px = 45 * n if n <= _FULL_ROWS else max(45 * _FULL_ROWS, min(_MANY_ROWS_PX, 14 * n))
+    return style(fig, title=title, height=height or 120 + rows_px)
 
 
 def bar_compare(labels: Sequence[str], values: Sequence[float], *, title: str | None = None, xlabel: str = "",
