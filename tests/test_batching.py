@@ -84,7 +84,7 @@ def test_moe_step_reads_more_experts_at_larger_batch():
 
 
 @pytest.mark.parametrize("call,msg", [
-    (lambda: serving.simulate_batching([R(0, 0.0, 4, 1)], UNIT, policy="eager"), "policy must be one of"),
+    (lambda: serving.simulate_batching([R(0, 0.0, 4, 1)], UNIT, policy="eager"), "unknown policy .*; expected one of"),
     (lambda: serving.simulate_batching([R(0, 0.0, 4, 1)], UNIT, max_batch=0), "max_batch must be"),
     (lambda: serving.simulate_batching([], UNIT), "no requests"),
     (lambda: serving.simulate_batching([R(0, 0.0, 4, 0)], UNIT), "output >= 1"),

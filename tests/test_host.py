@@ -400,7 +400,7 @@ def test_bad_calls_are_named():
     m = Machine("H100 SXM")
     with pytest.raises(ValueError, match="needs a duration"):
         m.launch("k")
-    with pytest.raises(ValueError, match="mode must be"):
+    with pytest.raises(ValueError, match="unknown mode"):
         m.call(ls.trace(lambda x: x, S((2,))), m.put(S((2,))), mode="fast")
     with pytest.raises(ValueError, match=r"expects f32\[4\]"):
         m.call(ls.trace(lambda x: x * 2.0, S((4,))), m.put(S((2,))))
@@ -410,7 +410,7 @@ def test_bad_calls_are_named():
         with m.capture() as graph:
             pass
         m.replay(graph)
-    with pytest.raises(ValueError, match="how must be"):
+    with pytest.raises(ValueError, match="unknown how"):
         kernel_loop(3, US, how="later")
 
 
@@ -515,11 +515,11 @@ def test_choices_are_enums_that_accept_their_string():
     assert ls.host.How("sync") is ls.host.How.SYNC and ls.host.How.SYNC == "sync"
     a = kernel_loop(10, 5 * US, how=ls.host.How.SYNC).now
     assert a == kernel_loop(10, 5 * US, how="sync").now
-    with pytest.raises(ValueError, match="how must be one of 'async', 'sync', 'graph'"):
+    with pytest.raises(ValueError, match="unknown how .*; expected one of 'async', 'sync', 'graph'"):
         kernel_loop(3, US, how="later")
     m = Machine("H100 SXM")
     prog = ls.compile(ls.trace(lambda x: x * 2.0, ls.ShapeDtype((8,))))
-    with pytest.raises(ValueError, match="mode must be one of 'eager', 'jit'"):
+    with pytest.raises(ValueError, match="unknown mode .*; expected one of 'eager', 'jit'"):
         m.call(prog, m.resident(np.ones(8, np.float32)), mode="lazy")
     y = m.call(prog, m.resident(np.ones(8, np.float32)), mode=ls.host.Mode.EAGER)
     assert np.asarray(y).tolist() == [2.0] * 8

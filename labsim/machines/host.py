@@ -343,7 +343,7 @@ class Machine(_graphs.GraphLaunches):
         kernel is one op, and the host pays ``op_time + launch_time`` for each. A traced Graph is compiled
         for the mode (``jit``: the full pipeline; ``eager``: no passes, one kernel per op).
         """
-        mode = Mode.of(mode, "call", "mode")
+        mode = Mode.of(mode, "mode", where="call")
         s = self._stream(stream)
         prog = self._program(prog, mode)
         g = prog.graph
@@ -455,7 +455,7 @@ def kernel_loop(n: int, duration: float, *, chip: Chip | str = "H100 SXM", how: 
     nothing but launches). ``eager``: each launch also pays ``op_time`` of Python dispatch (False:
     launches from compiled code). Returns the :class:`~labsim.machines.host.Machine` after the loop.
     """
-    how = How.of(how, "kernel_loop", "how")
+    how = How.of(how, "how", where="kernel_loop")
     n, fused = _count(n, "n"), _count(fused, "fused")
     m = Machine(chip, **machine_kw)
     k = -(-n // fused)

@@ -2,7 +2,7 @@
 (``kernel_loop``), enums that also accept their strings. ``ls.host`` re-exports them."""
 from __future__ import annotations
 
-from ..support.choices import Choice
+from ..support.choice import Choice
 
 
 class Mode(Choice):

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..support.choices import Choice
+from ..support.choice import Choice
 from ..support.records import Record
 
 
@@ -139,7 +139,7 @@ def simulate_batching(requests, cost, *, policy: Policy | str = Policy.CONTINUOU
     """Serve ``requests`` (:class:`TimedRequest`) with ``policy`` ("static" or "continuous") and at most
     ``max_batch`` requests in a batch; ``cost(seqs)`` gives a step's seconds for a list of
     (new tokens, cached tokens) pairs (:func:`step_cost`, or any function, e.g. ``lambda s: 1.0``)."""
-    policy = Policy.of(policy, "simulate_batching", "policy")
+    policy = Policy.of(policy, "policy", where="simulate_batching")
     if isinstance(max_batch, bool) or not isinstance(max_batch, numbers.Integral) or max_batch < 1:
         raise ValueError(f"simulate_batching: max_batch must be a whole number >= 1, got {max_batch!r}")
     if not callable(cost):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core.dtypes import itemsize
-from ..support.choices import Choice
+from ..support.choice import Choice
 from ..support.records import Record
 from . import llm
 
@@ -223,7 +223,7 @@ def simulate_kv_allocation(requests, capacity: int, *, scheme: Scheme | str = Sc
     External fragmentation is counted at each step where the first waiting request is refused although
     the free slots add up to what it asks: those free slots are external waste.
     """
-    scheme = Scheme.of(scheme, "simulate_kv_allocation", "scheme")
+    scheme = Scheme.of(scheme, "scheme", where="simulate_kv_allocation")
     capacity, block = _pos(capacity, "capacity", "simulate_kv_allocation"), _pos(block, "block", "simulate_kv_allocation")
     reqs = sorted(requests, key=lambda r: (r.arrival, r.id))
     if not reqs:

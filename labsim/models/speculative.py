@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..support.choices import Choice
+from ..support.choice import Choice
 
 
 class OnReject(Choice):
@@ -40,7 +40,7 @@ def _dist(a, name: str, where: str, ndim: int) -> np.ndarray:
 
 
 def _check_mode(on_reject, where: str) -> OnReject:
-    return OnReject.of(on_reject, where, "on_reject")
+    return OnReject.of(on_reject, "on_reject", where=where)
 
 
 def residual(p, q) -> np.ndarray:

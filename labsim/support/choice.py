@@ -44,9 +44,10 @@ class Choice(str, enum.Enum):
         return tuple(m.value for m in cls)
 
     @classmethod
-    def of(cls, value, arg: str, error: type[Exception] = ValueError, allowed=None):
+    def of(cls, value, arg: str, error: type[Exception] = ValueError, allowed=None, *, where: str | None = None):
         """``value`` (a member or its string, any case) as a member of ``cls``; else ``error`` naming
-        ``arg`` and the accepted values (``allowed``: a subset of the members, where only some apply)."""
+        ``arg`` and the accepted values (``allowed``: a subset of the members, where only some apply), after
+        ``where`` (the function called) when given: "call: unknown mode 'fast'; expected one of ..."."""
         allowed = tuple(cls) if allowed is None else tuple(cls(a) for a in allowed)
         member = None
         if isinstance(value, (str, cls)):
@@ -56,7 +57,7 @@ class Choice(str, enum.Enum):
                 member = None
         if member is None or member not in allowed:
             accepted = ", ".join(repr(m.value) for m in allowed)
-            raise error(f"unknown {arg} {value!r}; expected one of {accepted}")
+            raise error(f"{where + ': ' if where else ''}unknown {arg} {value!r}; expected one of {accepted}")
         return member
 
 
