@@ -355,10 +355,12 @@ def _emit(tr: _Tracer, kernel, grid, threads, per, index, params, n_inputs, cons
                 env[s.id] = node(s, env, k)
     bld.emit("exit", unit=Unit.CONTROL)
     tag = ", ".join(f"{c}={v}" for c, v in sorted(consts.items()))
-    return bld.build(kernel.name, params, n_inputs, grid, threads,
+    given = getattr(kernel, "given_launch", None)
+    launch = given if given is not None and given.blocks == grid and given.threads_per_block == threads else None
+    return bld.build(kernel.name, params, n_inputs, grid, threads, launch=launch,
                      header=[f"// block kernel {kernel.name}[{tag}]: one CTA per program, {threads} threads x "
                              f"{per} element(s) each (element tid + k*{threads} of the block)",
-                             "// pseudo-PTX: PTX-like for reading (labsim's kernel IR, run by ls.simt)"])
+                             "// pseudo-PTX: PTX-like for reading (labsim's kernel IR, run by ls.simt)"]).verify()
 
 
 __all__ = ["BlockProgram", "MAX_PER_THREAD", "lower"]

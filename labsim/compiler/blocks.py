@@ -400,7 +400,7 @@ class JITFunction:
         kernel = Kernel(name=f"{self.name}[{tag}]" if tag else self.name, kind=KernelKind.LOOP, nodes=(),
                         inputs=ins, outputs=outs, flops=counts.flops, transcendentals=counts.transcendentals,
                         bytes_read=counts.bytes_read, bytes_written=counts.bytes_written,
-                        launch=Launch(g3, (self.num_warps * WARP, 1, 1)), dtype=dtype)
+                        given_launch=Launch(g3, (self.num_warps * WARP, 1, 1)), dtype=dtype)
         return BlockRun(self.name, g3, dict(consts), tuple(records), kernel, arrays)
 
 

@@ -154,7 +154,20 @@ def _p2(x: int, lo: int, cap: int) -> int:
 
 
 def tile_plan(k, chip: Chip | str | None = None) -> TilePlan:
-    """The tile plan of contraction kernel ``k`` on ``chip``'s generation (``None``: the kernel's own plan)."""
+    """The tile plan of contraction kernel ``k`` on ``chip``'s generation (``None``: the generic path).
+
+    On a GPU (and for ``None``) its ``launch`` is the launch of the kernel IR
+    (``labsim.compiler.emit.kernel_ir(k, chip).launch``), the one object the roofline, the SIMT machine
+    and the listing read; a TPU or a CPU has no launch (``None``)."""
+    plan = _plan(k, chip)
+    if plan.path.threads is None:
+        return plan
+    from .emit import kernel_ir
+    return replace(plan, launch=kernel_ir(k, chip).launch)
+
+
+def _plan(k, chip: Chip | str | None = None) -> TilePlan:
+    """The plan without its launch (``launch=None``): what the lowering builds the kernel IR from."""
     if k.kind is not KernelKind.CONTRACTION:
         raise ValueError(f"kernel {k.name} is a {k.kind.value} kernel; only contractions have a tile plan")
     path = matrix_path(chip)
@@ -170,22 +183,13 @@ def tile_plan(k, chip: Chip | str | None = None) -> TilePlan:
                        tile=g.tile, threads=g.threads, note="")
     sm, sn, sk = path.shape
     sk = max(sk, sk * 2 // isz) if isz < 2 else sk  # 8-bit inputs: k covers the same 32 bytes
-    if chip is None:
-        tm, tn, tk = k.tile
-        launch = k.launch
-    else:
-        cm, cn, ck = path.tile
-        tm, tn, tk = _p2(m, min(sm, cm), cm), _p2(n, min(16, cn), cn), _p2(kk, min(sk, ck), ck)
-        if path.threads is None:
-            launch = None
-        else:
-            launch = Launch((math.ceil(n / tn), math.ceil(m / tm), b), (path.threads, 1, 1),
-                            (tm * tk + tk * tn) * isz * 2)
+    cm, cn, ck = path.tile
+    tm, tn, tk = _p2(m, min(sm, cm), cm), _p2(n, min(16, cn), cn), _p2(kk, min(sk, ck), ck)
     sn = min(sn, tn)  # a Hopper/Blackwell instruction spans the tile's n (up to 256)
     if path.arch in ("Ampere", "generic"):
         sn = path.shape[1]
     per_block = math.ceil(tm / sm) * math.ceil(tn / sn) * math.ceil(kk / sk) if tensor else 0
-    return TilePlan(path, (tm, tn, tk), launch, (sm, sn, sk), per_block, tensor)
+    return TilePlan(path, (tm, tn, tk), None, (sm, sn, sk), per_block, tensor)
 
 
 def _operand_slices(dot, tm: int, tn: int, tk: int) -> tuple[str, str]:
@@ -292,8 +296,5 @@ def listing(k, chip: Chip | str | None = None) -> str:
     """The kernel's listing: a contraction's tile plan for ``chip``'s generation (``None``: a generic,
     chip-free label); any other kernel's listing is the rendering of its executable kernel IR, which
     lowering attached to the kernel (``kernel.render``, :func:`labsim.compiler.emit.listing`)."""
-    if k.kind is KernelKind.CONTRACTION:
-        return _contraction_listing(k, chip)
-    if k.render is None or k.render is listing:
-        raise ValueError(f"kernel {k.name} was built without a code generator for its kind ({k.kind.value})")
-    return k.render(k, chip)
+    from .emit import listing as ir_listing
+    return ir_listing(k, chip)

@@ -30,6 +30,7 @@ one instruction of the IR may stand for several hardware instructions of the sam
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 
@@ -39,9 +40,9 @@ from ..core.ir import Literal, Node, Var
 from ..core.ops import Op, OpKind
 from ..core.trace import expand_composites, trace_decomposition
 from ..hardware import Chip, ChipKind, get as get_chip
-from .codegen import PSEUDO_IR, _contraction_listing, tile_plan
+from .codegen import PSEUDO_IR, _contraction_listing, _plan
 from .isa import Builder, Imm, KernelIR, Label, Param, Reg, Special, Unit, ptx_type, reg_dtype
-from .kernel import Kernel, KernelKind
+from .kernel import Kernel, KernelKind, Launch
 
 LOG2E = 1.4426950408889634
 LN2 = 0.6931471805599453
@@ -85,8 +86,12 @@ class _Lower:
         self.alias: dict[int, object] = {}  # inner decomposition input -> outer atom; composite out -> inner out
         for n in k.nodes:
             self._add_node(n)
-        names = [k._names.get(("p", id(v))) or f"buf{v.id}" for v in k.inputs]
-        onames = [(k._names.get(("p", id(v))) or f"buf{v.id}") + "_out" for v in k.outputs]
+        given = list(k.param_names) if len(k.param_names) == len(k.inputs) + len(k.outputs) else []
+        allv = (*k.inputs, *k.outputs)
+        pn = [given[i] if given else f"buf{v.id}" for i, v in enumerate(allv)]
+        names = pn[:len(k.inputs)]
+        onames = [x + "_out" for x in pn[len(k.inputs):]]
+        self.views = {id(a): b for a, b in k.views}
         self.params = [(nm, v.aval.dtype, v.aval.size) for nm, v in zip(names + onames, (*k.inputs, *k.outputs))]
         self.in_param = {id(v): i for i, v in enumerate(k.inputs)}
         self.base: dict[int, Reg] = {}
@@ -252,7 +257,7 @@ class _Lower:
             return Imm(atom.value, ptx_type(atom.aval.dtype))
         if id(atom) in self.in_param:
             return self.load(atom, coords)
-        buf = self.k._names.get(("alias", id(atom)))
+        buf = self.views.get(id(atom))
         if buf is not None and id(buf) in self.in_param:  # a reshape of an input: the same bytes, other shape
             return self.load(buf, self.unravel(self.linear(coords, atom.aval.shape), buf.aval.shape))
         n = self.producer.get(id(atom))
@@ -773,10 +778,10 @@ def _contraction(L: _Lower, chip) -> KernelIR:
     nshape = tuple(rhs.aval.shape[i] for i in rfree)
     kshape = tuple(lhs.aval.shape[i] for i in lc)
     B, M, N, K = math.prod(bshape), math.prod(mshape), math.prod(nshape), math.prod(kshape)
-    plan = tile_plan(k, chip)
+    plan = _plan(k, chip)
     tm, tn, tk = plan.tile
     arch = plan.path.arch
-    threads = plan.launch.threads_per_block if plan.launch else 256
+    threads = plan.path.threads or 256
     L.k_block = threads
     gx, gy = -(-N // tn), -(-M // tm)
     grid = gx * gy * B
@@ -943,7 +948,11 @@ def _contraction(L: _Lower, chip) -> KernelIR:
         b.label(skip)
     _strided(L, tm * tn, epi, "epilogue: C tile -> global memory")
     b.emit("exit", unit=Unit.CONTROL)
-    ir = _build(L, grid, threads, shared, f"one block per {tm}x{tn} tile of C")
+    # the launch declares what a real kernel holds: double-buffered A and B tiles of the input dtype
+    # (labsim's layout above is larger: 16-bit tiles held as fp32 and the accumulators in shared memory)
+    declared = (tm * tk + tk * tn) * lhs.aval.itemsize * 2
+    ir = _build(L, grid, threads, shared, f"one block per {tm}x{tn} tile of C",
+                launch=Launch((gx, gy, B), (threads, 1, 1), declared))
     ir.arch = arch
     ir.tiles = {"A": (tm, tk), "B": (tk, tn), "acc": (tm, tn)}
     return ir
@@ -1007,33 +1016,52 @@ def _strided(L: _Lower, count: int, body, what: str) -> None:
     b.label(end)
 
 
-def _build(L: _Lower, grid: int, block: int, shared: int, how: str) -> KernelIR:
+def _build(L: _Lower, grid: int, block: int, shared: int, how: str, launch: Launch | None = None) -> KernelIR:
     k = L.k
-    header = [f"// {k.name}: {' → '.join(k.ops)}; {how}", PSEUDO_IR,
-              f"// launch: grid {grid} × block {block}" + (f", {shared} B shared" if shared else "")]
-    return L.b.build(k.name, L.params, len(k.inputs), grid, block, shared_bytes=shared, header=header)
+    launch = launch or Launch((grid, 1, 1), (block, 1, 1), shared)
+    header = [f"// {k.name}: {' → '.join(k.ops)}; {how}", PSEUDO_IR, f"// launch: {launch}"]
+    ir = L.b.build(k.name, L.params, len(k.inputs), grid, block, shared_bytes=shared, header=header, launch=launch)
+    return ir
+
+
+_CACHE: "weakref.WeakKeyDictionary[Kernel, dict]" = weakref.WeakKeyDictionary()
 
 
 def kernel_ir(k: Kernel, chip: Chip | str | None = None, *, select: str = "select") -> KernelIR:
-    """The executable IR of kernel ``k`` (for ``chip``'s generation where it matters: contractions).
+    """The executable IR of kernel ``k`` for ``chip``'s generation (``None``: the generic, chip-free
+    path), lowered once per (kernel, chip, select) and cached: every caller (the roofline's GPU terms,
+    ``ls.simt.run``, the listing) gets the same object, so they see one launch (``ir.launch``).
+    :meth:`KernelIR.verify` runs after the lowering.
 
     ``select="select"`` lowers ``where``/``select`` to ``selp`` (both values computed, no branch);
     ``select="branch"`` to a data-dependent branch (each lane computes only its value; a warp whose
     lanes disagree runs both paths with masks)."""
+    if not isinstance(k, Kernel):
+        raise TypeError(f"kernel_ir: kernel must be a Kernel (prog.kernels[i]), got {type(k).__name__}")
     if select not in ("select", "branch"):
         raise ValueError(f"select must be 'select' or 'branch', got {select!r}")
     c = get_chip(chip) if chip is not None else None
+    per = _CACHE.setdefault(k, {})
+    key = (c.name if c is not None else None, select)
+    ir = per.get(key)
+    if ir is None:
+        ir = per[key] = _lower(k, c, select)
+    return ir
+
+
+def _lower(k: Kernel, c: Chip | None, select: str) -> KernelIR:
     L = _Lower(k, c)
     L.select_as = select
     if k.kind is KernelKind.CONTRACTION:
-        if c is None or c.kind is not ChipKind.GPU:
-            c = get_chip("H100 SXM") if c is None else c
-            if c.kind is not ChipKind.GPU:
-                raise LoweringError(f"{c.name} is not a GPU: the SIMT machine runs contractions on NVIDIA GPUs")
-        return _contraction(L, c)
-    if k.kind is KernelKind.REDUCTION:
-        return _reduction(L)
-    return _loop(L)
+        if c is not None and c.kind is not ChipKind.GPU:
+            raise LoweringError(f"{c.name} is not a GPU: the SIMT machine runs contractions on NVIDIA GPUs")
+        ir = _contraction(L, c)
+    elif k.kind is KernelKind.REDUCTION:
+        ir = _reduction(L)
+    else:
+        ir = _loop(L)
+    ir.verify()
+    return ir
 
 
 def listing(k: Kernel, chip: Chip | str | None = None) -> str:

@@ -33,6 +33,7 @@ from typing import Union
 import numpy as np
 
 from ..core.dtypes import numpy_dtype
+from .kernel import Launch
 
 
 class Unit(enum.Enum):
@@ -190,7 +191,10 @@ class KernelIR:
     block); ``shared_bytes`` the static shared memory per block. ``tiles`` names shared-memory tiles and
     accumulators of a contraction (name -> (rows, cols)). ``reconverge`` maps the index of each
     potentially divergent branch to its reconvergence point (the immediate post-dominator), computed
-    by :func:`immediate_post_dominators`.
+    by :func:`immediate_post_dominators`. ``launch`` (an ``ls.Launch``) is the launch every reader uses
+    (roofline, SIMT occupancy, listing): grid, block and the shared memory a real kernel declares. For
+    a contraction that is less than ``shared_bytes``, labsim's own layout (16-bit tiles held as fp32,
+    accumulators in shared memory); elsewhere the two are equal.
     """
 
     name: str
@@ -205,10 +209,22 @@ class KernelIR:
     tiles: dict = field(default_factory=dict)
     arch: str = ""
     reconverge: dict[int, int] = field(default_factory=dict)
+    launch: Launch | None = None
 
     def __post_init__(self) -> None:
+        from .verify_ir import check_labels
+        check_labels(self)  # before the post-dominators, which follow the branches
         if not self.reconverge:
             self.reconverge = immediate_post_dominators(self.code, self.labels)
+        if self.launch is None:
+            self.launch = Launch((self.grid, 1, 1), (self.block, 1, 1), self.shared_bytes)
+
+    def verify(self) -> "KernelIR":
+        """Check the IR (as ``Graph.verify`` checks a graph): raises :class:`IRError` naming the
+        instruction. See :func:`labsim.compiler.verify_ir.verify`."""
+        from .verify_ir import verify
+        verify(self)
+        return self
 
     @property
     def warps_per_block(self) -> int:
@@ -237,7 +253,9 @@ class KernelIR:
         lines.append(f".entry {self.name.replace('.', '_')}({params})")
         lines.append("{")
         if self.shared_bytes:
-            lines.append(f"  .shared .align 16 .b8 smem[{self.shared_bytes}];")
+            note = "" if self.launch.shared_bytes == self.shared_bytes else \
+                f"   // labsim's layout; the launch declares {self.launch.shared_bytes} B"
+            lines.append(f"  .shared .align 16 .b8 smem[{self.shared_bytes}];{note}")
         for pc, ins in enumerate(self.code):
             for name in at.get(pc, ()):
                 lines.append(f"{name}:")

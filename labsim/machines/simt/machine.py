@@ -165,6 +165,11 @@ class KernelRun:
     chip: str
 
     @property
+    def launch(self):
+        """The launch it ran with: its IR's (``ls.simt.kernel_ir(kernel, chip).launch``, one object)."""
+        return self.ir.launch
+
+    @property
     def cycles(self) -> int | None:
         return self.trace.cycles if self.trace is not None else None
 
@@ -862,7 +867,7 @@ def run_ir(ir: KernelIR, buffers: dict[str, np.ndarray] | list, chip: str | Chip
     regs = min(max_registers_per_thread(c, ir.block), max(16, ir.registers_per_thread))
     if blocks_per_sm is None:
         blocks_per_sm = occupancy(c, threads_per_block=ir.block, registers_per_thread=regs,
-                                  shared_bytes_per_block=min(ir.shared_bytes, c.sm.shared_per_block)).blocks_per_sm
+                                  shared_bytes_per_block=min(ir.launch.shared_bytes, c.sm.shared_per_block)).blocks_per_sm
     n_sms = sms or c.compute_units
     wave_blocks = max(1, n_sms * blocks_per_sm)
     log: list = []
