@@ -34,7 +34,7 @@ import weakref
 
 import numpy as np
 
-from ..core import ops
+from ..core import alu, ops
 from ..core.dtypes import ITEMSIZE
 from ..core.ir import Literal, Node, Var
 from ..core.ops import Op, OpKind
@@ -44,12 +44,30 @@ from .codegen import PSEUDO_IR, _contraction_listing, _plan
 from .isa import Builder, Imm, KernelIR, Label, Param, Reg, Special, Unit, ptx_type, reg_dtype
 from .kernel import Kernel, KernelKind, Launch
 
-LOG2E = 1.4426950408889634
-LN2 = 0.6931471805599453
-
-_ARITH = {Op.ADD: "add", Op.SUBTRACT: "sub", Op.MULTIPLY: "mul", Op.DIVIDE: "div", Op.MAXIMUM: "max",
-          Op.MINIMUM: "min"}
 _COMBINE = {Op.REDUCE_SUM: "add", Op.REDUCE_MAX: "max", Op.REDUCE_MIN: "min"}
+_COMBINE_OP = {o: c for o, (c, _) in alu.REDUCE.items()}
+
+# What PTX runs where labsim's IR has one instruction for an op (the instruction computes the op's value
+# as the ALU table does, so the machine agrees with ls.evaluate to the bit).
+_PTX_NOTE = {
+    Op.EXP: "exp: PTX multiplies by log2(e), then ex2.approx",
+    Op.LOG: "log: PTX lg2.approx, then a multiply by ln 2",
+    Op.LOGISTIC: "logistic: PTX ex2.approx, add 1, rcp.approx",
+    Op.ERF: "erf: a libdevice function (__nv_erff), no single instruction",
+    Op.POWER: "pow: a libdevice function (__nv_powf)",
+}
+
+
+def _rule(op: Op) -> tuple:
+    """(mnemonic, modifiers, unit, note) of ``op``'s instruction, from the op table's ``ptx`` column."""
+    name, *mod = ops.get(op).ptx.split(".")
+    return name, tuple(mod), Unit.SFU if op in ops.TRANSCENDENTAL else Unit.ALU, _PTX_NOTE.get(op, "")
+
+
+LOWERING: dict[Op, tuple] = {op: _rule(op) for op in (
+    Op.ADD, Op.SUBTRACT, Op.MULTIPLY, Op.DIVIDE, Op.MAXIMUM, Op.MINIMUM, Op.NEGATE, Op.ABS, Op.EXP, Op.LOG,
+    Op.TANH, Op.SQRT, Op.RSQRT, Op.LOGISTIC, Op.ERF, Op.POWER)}
+"""Elementwise Op -> its instruction in the kernel IR; each instruction names its Op (``attrs["alu"]``)."""
 
 
 class LoweringError(NotImplementedError):
@@ -63,16 +81,6 @@ def _identity(op: str, dtype: str):
     big = float("inf") if nd.kind == "f" else (np.iinfo(nd).max if nd.kind in "iu" else True)
     small = float("-inf") if nd.kind == "f" else (np.iinfo(nd).min if nd.kind in "iu" else False)
     return small if op == Op.REDUCE_MAX else big
-
-
-def _erf(x):
-    import math as _m
-    return np.vectorize(_m.erf, otypes=[np.float64])(x).astype(np.asarray(x).dtype)
-
-
-def _power(x, y):
-    with np.errstate(all="ignore"):
-        return np.power(x, y)
 
 
 class _Lower:
@@ -408,51 +416,18 @@ class _Lower:
         out_t = ptx_type(n.out.aval.dtype)
         in_t = ptx_type(n.operands[0].aval.dtype) if n.operands else out_t
         b = self.b
-        if op in _ARITH:
-            return b.op(_ARITH[op], out_t, *args, mod=("rn",) if op == Op.DIVIDE and out_t.startswith(("f", "bf")) else ())
         if op == Op.COMPARE:
-            return b.op("setp", in_t, *args, mod=(n.params["direction"],), dst_type="pred")
+            return b.op("setp", in_t, *args, mod=(n.params["direction"],), dst_type="pred", alu=op)
         if op == Op.SELECT:
             p, x, y = args
             x = self.convert(x, ptx_type(n.operands[1].aval.dtype), out_t)
             y = self.convert(y, ptx_type(n.operands[2].aval.dtype), out_t)
             return b.op("selp", out_t, x, y, p, comment="select, not a branch")
-        if op == Op.NEGATE:
-            return b.op("neg", out_t, args[0])
-        if op == Op.ABS:
-            return b.op("abs", out_t, args[0])
         if op == Op.CONVERT:
             return self.convert(args[0], in_t, out_t)
-        if op == Op.EXP:
-            t = b.op("mul", out_t, args[0], Imm(LOG2E, out_t), comment="exp(x) = 2^(x·log2 e)")
-            return b.op("ex2", out_t, t, mod=("approx",), unit=Unit.SFU)
-        if op == Op.LOG:
-            t = b.op("lg2", out_t, args[0], mod=("approx",), unit=Unit.SFU)
-            return b.op("mul", out_t, t, Imm(LN2, out_t), comment="log(x) = log2(x)·ln 2")
-        if op == Op.LOGISTIC:
-            t = b.op("mul", out_t, args[0], Imm(-LOG2E, out_t), comment="logistic(x) = 1 / (1 + 2^(-x·log2 e))")
-            e = b.op("ex2", out_t, t, mod=("approx",), unit=Unit.SFU)
-            s = b.op("add", out_t, e, Imm(1.0, out_t))
-            return b.op("rcp", out_t, s, mod=("approx",), unit=Unit.SFU)
-        if op == Op.TANH:
-            return b.op("tanh", out_t, args[0], mod=("approx",), unit=Unit.SFU)
-        if op == Op.SQRT:
-            return b.op("sqrt", out_t, args[0], mod=("rn",), unit=Unit.SFU)
-        if op == Op.RSQRT:
-            return b.op("rsqrt", out_t, args[0], mod=("approx",), unit=Unit.SFU)
         if op == Op.FLOOR:
             d = b.reg(out_t)
-            b.emit("cvt", d, args[0], type=f"{out_t}.{out_t}", mod=("rmi",), comment="round toward -inf")
-            return d
-        if op == Op.ERF:
-            d = b.reg(out_t)
-            b.emit("call", d, args[0], type=out_t, mod=("uni",), unit=Unit.SFU, fn=_erf,
-                   comment="erf: a libdevice function (__nv_erff), no single instruction")
-            return d
-        if op == Op.POWER:
-            d = b.reg(out_t)
-            b.emit("call", d, *args, type=out_t, mod=("uni",), unit=Unit.SFU, fn=_power,
-                   comment="pow: a libdevice function (__nv_powf)")
+            b.emit("cvt", d, args[0], type=f"{out_t}.{out_t}", mod=("rmi",), comment="round toward -inf", alu=op)
             return d
         if op == Op.INTEGER_POW:
             y = int(n.params["y"])
@@ -464,17 +439,25 @@ class _Lower:
             first = True
             while e:
                 if e & 1:
-                    result = sq if result is None else b.op("mul", out_t, result, sq)
+                    result = sq if result is None else b.op("mul", out_t, result, sq, alu=Op.MULTIPLY)
                 e >>= 1
                 if e:
-                    sq = b.op("mul", out_t, sq, sq, comment="square" if first else "")
+                    sq = b.op("mul", out_t, sq, sq, comment="square" if first else "", alu=Op.MULTIPLY)
                     first = False
             if result is x:
                 result = b.op("mov", out_t, x)
             if y < 0:
-                result = b.op("rcp", out_t, result, mod=("rn",), comment=f"x**{y} = 1 / x**{-y}")
+                result = b.op("div", out_t, Imm(1.0, out_t), result, mod=("rn",), comment=f"x**{y} = 1 / x**{-y}",
+                              alu=Op.DIVIDE)
             return result
-        raise LoweringError(f"kernel {self.k.name}: no lowering for elementwise op {op}")
+        rule = LOWERING.get(op)
+        if rule is None:
+            raise LoweringError(f"kernel {self.k.name}: no lowering for elementwise op {op}")
+        name, mod, unit, note = rule
+        if op == Op.DIVIDE and not out_t.startswith(("f", "bf")):
+            mod = ()  # integer division: the IR's floor division (see the ALU table)
+        return b.op(name, out_t, *args, mod=mod, unit=unit, comment=note, alu=op)
+
 
     # --- reductions
     def reduction(self, n: Node, coords, cooperative: bool) -> Reg:
@@ -507,7 +490,7 @@ class _Lower:
             full[a] = c
         v = self.value(x, tuple(full))
         self.pop()
-        b.emit(comb, acc, acc, v, type=t)
+        b.emit(comb, acc, acc, v, type=t, alu=_COMBINE_OP[n.op])
         b.emit("add", j, j, Special.NTID if cooperative else Imm(1, "u32"), type="u32")
         b.emit("bra", None, Label(top), mod=("uni",), unit=Unit.CONTROL)
         b.label(end)
@@ -518,7 +501,7 @@ class _Lower:
             o = b.op("shfl", "b32" if t in ("f32", "s32", "u32") else t, acc, Imm(off, "u32"),
                      mod=("sync", "bfly"), unit=Unit.SHARED, dst_type=t,
                      comment="combine with lane ^ %d" % off if off == 16 else "")
-            b.emit(comb, acc, acc, o, type=t)
+            b.emit(comb, acc, acc, o, type=t, alu=_COMBINE_OP[n.op])
         lane = self.lane()
         warp = self.warp()
         isz = reg_dtype(t).itemsize
@@ -538,7 +521,7 @@ class _Lower:
         for off in (16, 8, 4, 2, 1):
             o = b.op("shfl", "b32" if t in ("f32", "s32", "u32") else t, part, Imm(off, "u32"),
                      mod=("sync", "bfly"), unit=Unit.SHARED, dst_type=t)
-            b.emit(comb, part, part, o, type=t)
+            b.emit(comb, part, part, o, type=t, alu=_COMBINE_OP[n.op])
         self.uniform.add(part.name)
         return part
 

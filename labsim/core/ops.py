@@ -251,82 +251,53 @@ def _np(x, dtype) -> np.ndarray:
 
 # ----------------------------------------------------------------------------------------------
 # elementwise ops
-_BINARY = {
-    # name: (numpy function, PTX-like instruction)
-    Op.ADD: (np.add, "add"),
-    Op.SUBTRACT: (np.subtract, "sub"),
-    Op.MULTIPLY: (np.multiply, "mul"),
-    Op.DIVIDE: (None, "div.rn"),
-    Op.MAXIMUM: (np.maximum, "max"),
-    Op.MINIMUM: (np.minimum, "min"),
-}
+from . import alu  # noqa: E402  (after Op: the ALU table is keyed by it)
+
+# PTX-like mnemonic of each elementwise op's instruction in labsim's kernel IR (read by the lowering,
+# labsim.compiler.emit). Where PTX has no single instruction for the op (exp, log, logistic, erf, pow),
+# the IR has one that computes the op's value as the ALU table does, and the listing says which PTX
+# sequence it stands for.
+_BINARY = {Op.ADD: "add", Op.SUBTRACT: "sub", Op.MULTIPLY: "mul", Op.DIVIDE: "div.rn", Op.MAXIMUM: "max",
+           Op.MINIMUM: "min"}
 
 
-def _divide(x, y):
-    if np.issubdtype(np.result_type(x, y), np.integer):
-        return np.floor_divide(x, y)  # HLO integer divide; lnp maps // and / on ints here
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.true_divide(x, y)
+def _alu_impl(name):
+    rule = alu.ALU[name]
+
+    def impl(*args, **params):
+        with np.errstate(all="ignore"):
+            return rule(*args, **params)
+    return impl
 
 
-for _name, (_fn, _ptx) in _BINARY.items():
-    def _impl(x, y, _fn=_fn or _divide, _name=_name):
-        with np.errstate(over="ignore", invalid="ignore"):
-            return _fn(x, y)
-
+for _name, _ptx in _BINARY.items():
     register(OpDef(
         name=_name, arity=2,
         shape_rule=lambda avals, p, _n=_name: _elementwise_shape(_n, avals),
-        impl=_impl, flops=_per_elem, transcendentals=_zero, hlo=_name.value, ptx=_ptx,
+        impl=_alu_impl(_name), flops=_per_elem, transcendentals=_zero, hlo=_name.value, ptx=_ptx,
     ))
 
-_UNARY = {
-    # name: (numpy function, PTX-like instruction); transcendental or not is the TRANSCENDENTAL set
-    Op.NEGATE: (np.negative, "neg"),
-    Op.ABS: (np.abs, "abs"),
-    Op.EXP: (np.exp, "ex2.approx"),
-    Op.LOG: (np.log, "lg2.approx"),
-    Op.TANH: (np.tanh, "tanh.approx"),
-    Op.SQRT: (np.sqrt, "sqrt.rn"),
-    Op.RSQRT: (lambda x: 1.0 / np.sqrt(x), "rsqrt.approx"),
-    Op.LOGISTIC: (lambda x: 1.0 / (1.0 + np.exp(-x)), "ex2.approx"),
-    Op.FLOOR: (np.floor, "cvt.rmi"),  # round toward minus infinity
-}
+_UNARY = {Op.NEGATE: "neg", Op.ABS: "abs", Op.EXP: "exp.approx", Op.LOG: "log.approx", Op.TANH: "tanh.approx",
+          Op.SQRT: "sqrt.rn", Op.RSQRT: "rsqrt.approx", Op.LOGISTIC: "logistic.approx", Op.FLOOR: "cvt.rmi",
+          Op.ERF: "erf.approx"}
 _HLO_UNARY = {Op.EXP: "exponential"}
 
-
-def _erf(x):
-    # Abramowitz-Stegun 7.1.26 is too coarse for tests; use math.erf elementwise (exact to 1 ulp).
-    return np.vectorize(math.erf, otypes=[np.float64])(x).astype(np.asarray(x).dtype)
-
-
-_UNARY[Op.ERF] = (_erf, "erf.approx")
-
-for _name, (_fn, _ptx) in _UNARY.items():
+for _name, _ptx in _UNARY.items():
     _trans = _name in TRANSCENDENTAL
-    def _impl(x, _fn=_fn):
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            return _fn(x)
-
     register(OpDef(
         name=_name, arity=1,
         shape_rule=lambda avals, p, _n=_name: _elementwise_shape(_n, avals),
-        impl=_impl,
+        impl=_alu_impl(_name),
         flops=_zero if _trans else _per_elem,
         transcendentals=_per_elem if _trans else _zero,
         hlo=_HLO_UNARY.get(_name, _name.value), ptx=_ptx,
     ))
 
 
-def _power_impl(x, y):
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        return np.power(x, y)
-
-
 register(OpDef(
     name=Op.POWER, arity=2,
     shape_rule=lambda avals, p: _elementwise_shape("power", avals),
-    impl=_power_impl, flops=_zero, transcendentals=_per_elem, hlo="power", ptx="pow.approx",
+    impl=_alu_impl(Op.POWER), flops=_zero, transcendentals=_per_elem, hlo="power", ptx="pow.approx",
 ))
 
 
@@ -339,14 +310,13 @@ def _integer_pow_flops(avals, out, params) -> int:
 register(OpDef(
     name=Op.INTEGER_POW, arity=1,
     shape_rule=lambda avals, p: _elementwise_shape("integer_pow", avals),
-    impl=lambda x, y: np.power(x, y) if y >= 0 else 1.0 / np.power(x, -y),
+    impl=_alu_impl(Op.INTEGER_POW),
     flops=_integer_pow_flops, transcendentals=_zero, hlo="power", ptx="mul",
     attr_format=lambda p: f", exponent={p['y']}",
     doc="x**y for a Python int y: lowers to repeated multiplies (x**2 is one multiply).",
 ))
 
-_COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
-            "gt": np.greater, "ge": np.greater_equal}
+_COMPARE = alu.COMPARE
 
 
 def _compare_shape(avals, p):
@@ -357,7 +327,7 @@ def _compare_shape(avals, p):
 
 register(OpDef(
     name=Op.COMPARE, arity=2, shape_rule=_compare_shape,
-    impl=lambda x, y, direction: _COMPARE[direction](x, y),
+    impl=_alu_impl(Op.COMPARE),
     flops=_per_elem, transcendentals=_zero, hlo="compare", ptx="setp",
     attr_format=lambda p: f", direction={p['direction'].upper()}",
 ))
@@ -373,7 +343,7 @@ def _select_shape(avals, p):
 
 register(OpDef(
     name=Op.SELECT, arity=3, shape_rule=_select_shape,
-    impl=lambda p, a, b: np.where(p, a, b), flops=_per_elem, transcendentals=_zero, hlo="select", ptx="selp",
+    impl=_alu_impl(Op.SELECT), flops=_per_elem, transcendentals=_zero, hlo="select", ptx="selp",
 ))
 
 register(OpDef(
@@ -418,7 +388,7 @@ for _name, _fn, _comp, _ptx in ((Op.REDUCE_SUM, np.sum, "add", "add"), (Op.REDUC
                                 (Op.REDUCE_MIN, np.min, "minimum", "min")):
     register(OpDef(
         name=_name, arity=1, shape_rule=_reduce_shape(_name),
-        impl=lambda x, axes, _fn=_fn: np.asarray(_fn(x, axis=tuple(axes))),
+        impl=lambda x, axes, _n=_name: alu.reduce(_n, x, axes),
         flops=_reduce_flops, transcendentals=_zero, hlo="reduce", ptx=_ptx,
         attr_format=lambda p, _c=_comp: f", dimensions={_fmt_list(p['axes'])}, to_apply={_c}",
     ))

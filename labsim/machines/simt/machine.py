@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...core import alu
 from ...compiler.isa import Imm, Instr, KernelIR, Label, Param, Reg, Special, Unit, reg_dtype
 from ...core.dtypes import ITEMSIZE, numpy_dtype
 from ...hardware import Chip, get as get_chip
@@ -391,11 +392,10 @@ def _execute(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx: np.ndarray, ma
                 a = np.where(np.isnan(a), 0, np.clip(a, info.min, info.max))
         _write(wave, dst, idx, mask, a)
         return
-    if op == "call":
-        fn = ins.attrs["fn"]
+    rule = ins.attrs.get("alu")
+    if rule is not None:  # an instruction that names its Op: the ALU table's value rule (as ls.evaluate)
         args = [_operand(wave, mem, s, idx) for s in ins.srcs]
-        with np.errstate(all="ignore"):
-            _write(wave, dst, idx, mask, fn(*args))
+        _write(wave, dst, idx, mask, alu.apply(rule, *args))
         return
     if op in _ARITH:
         a = _operand(wave, mem, ins.srcs[0], idx)
