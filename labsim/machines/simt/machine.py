@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...core import alu
 from ...compiler.isa import Imm, Instr, KernelIR, Label, Param, Reg, Special, Unit, reg_dtype
+from ...core import alu
 from ...core.dtypes import ITEMSIZE, numpy_dtype
 from ...hardware import Chip, get as get_chip
 from .coalescing import LINE, SECTOR
