@@ -45,9 +45,9 @@ from ..core.avals import ShapeDtype
 from ..core.ir import Var
 from ..core.ops import Op
 from .kernel import Kernel, KernelKind, Launch
+from ..hardware import WARP_SIZE as WARP
 
 MAX_BLOCK = 2**20  # Triton's largest block (TRITON_MAX_TENSOR_NUMEL)
-WARP = 32
 
 
 class constexpr:  # noqa: N801 (Triton's spelling)

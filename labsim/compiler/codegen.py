@@ -78,7 +78,7 @@ MATRIX_PATHS: dict[str, MatrixPath] = {
         (128, 128, 64), 256, ("nvidia-ptx-isa",),
         note="accumulators are read back from Tensor Memory (tcgen05.ld) for the epilogue"),
     "TPU": MatrixPath(
-        "TPU", "MXU", "matmul on the MXU (a systolic array)", "", (128, 128, 128),  # v6e: 256 (_MXU_SIDE)
+        "TPU", "MXU", "matmul on the MXU (a systolic array)", "", (128, 128, 128),  # v6e: 256 (the preset's matrix_unit)
         "the TensorCore's scalar unit, by the compiler's static schedule",
         "DMA HBM → VMEM, started by the scalar unit ahead of use", "the MXU's result buffers, then vector registers",
         (512, 512, 512), None, ("austin2025scaling",),
@@ -92,11 +92,6 @@ MATRIX_PATHS: dict[str, MatrixPath] = {
 }
 
 
-# The side of one MXU (a square systolic array), by TPU generation: 128 on v5e, 256 on v6e
-# ("How to Scale Your Model", How to Think About TPUs).
-_MXU_SIDE = {"TPU v5e": 128, "TPU v6e": 256}
-
-
 def matrix_path(chip: Chip | str | None) -> MatrixPath:
     """The matrix path of ``chip``'s generation (``None``: the generic, chip-free label)."""
     if chip is None:
@@ -104,7 +99,7 @@ def matrix_path(chip: Chip | str | None) -> MatrixPath:
     chip = get_chip(chip)
     arch = chip.arch
     if arch.startswith("TPU"):
-        side = _MXU_SIDE.get(arch)
+        side = chip.matrix_unit[0] if chip.matrix_unit else None  # the preset's MXU (hardware/presets_tpu.py)
         path = MATRIX_PATHS["TPU"]
         if side is None:
             return path

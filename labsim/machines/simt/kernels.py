@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...compiler.isa import Builder, Imm, KernelIR, Param, Special, Unit
+from ...hardware import WARP_SIZE as WARP
 
-WARP = 32
 
 
 @dataclass

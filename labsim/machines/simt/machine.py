@@ -36,10 +36,9 @@ import numpy as np
 from ...compiler.isa import Imm, Instr, KernelIR, Label, Param, Reg, Special, Unit, reg_dtype
 from ...core import alu
 from ...core.dtypes import ITEMSIZE, numpy_dtype
-from ...hardware import Chip, get as get_chip
+from ...hardware import WARP_SIZE as WARP, Chip, get as get_chip
 from .coalescing import LINE, SECTOR
 
-WARP = 32
 _BASE_SHIFT = 40  # buffer i lives at address (i + 1) << 40
 _LANE_BITS = (np.uint64(1) << np.arange(WARP, dtype=np.uint64))
 
