@@ -5,40 +5,11 @@ memory once, computes in registers and on-chip memory, and writes its outputs on
 """
 from __future__ import annotations
 
-import enum
 import math
 from dataclasses import dataclass
 
 from ..core.ir import Node, Var
-
-
-class KernelKind(enum.Enum):
-    LOOP = "loop"  # elementwise: one thread per output element
-    REDUCTION = "reduction"
-    CONTRACTION = "contraction"  # dot: a tiled matrix product on tensor cores / MXU
-    COPY = "copy"  # transpose, broadcast, slice, concatenate
-
-
-@dataclass(frozen=True)
-class Launch:
-    """The launch shape a GPU would use: grid of blocks, threads per block, shared memory per block."""
-
-    grid: tuple[int, int, int]
-    block: tuple[int, int, int]
-    shared_bytes: int = 0
-
-    @property
-    def blocks(self) -> int:
-        return self.grid[0] * self.grid[1] * self.grid[2]
-
-    @property
-    def threads_per_block(self) -> int:
-        return self.block[0] * self.block[1] * self.block[2]
-
-    def __str__(self) -> str:
-        g = "×".join(map(str, self.grid))
-        b = "×".join(map(str, self.block))
-        return f"grid {g} × block {b}" + (f", {self.shared_bytes} B shared" if self.shared_bytes else "")
+from .launch import KernelKind, Launch
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,7 +78,7 @@ class Kernel:
     def listing_for(self, chip) -> str:
         """The listing as ``chip`` (a Chip or preset name) would run it: a contraction's tile plan and
         matrix instruction follow the chip's generation (``Chip.arch``)."""
-        from .emit import listing
+        from .codegen import listing
         return listing(self, chip)
 
     def __repr__(self) -> str:

@@ -14,18 +14,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .isa import Imm, KernelIR, Label, Param, reg_dtype, successors
+from .instr import Imm, Label, Param, reg_dtype, successors
 
 
 class IRError(ValueError):
     """A kernel IR that breaks one of :func:`verify`'s rules (the message names the instruction)."""
 
 
-def _where(ir: KernelIR, pc: int) -> str:
+def _where(ir: "KernelIR", pc: int) -> str:
     return f"kernel {ir.name}, pc {pc} ({ir.code[pc].text()})" if pc < len(ir.code) else f"kernel {ir.name}, end"
 
 
-def check_labels(ir: KernelIR) -> None:
+def check_labels(ir: "KernelIR") -> None:
     """Branch targets are labels the kernel defines; labels stand inside the code; parameters exist."""
     n = len(ir.code)
     for name, pc in ir.labels.items():
@@ -42,7 +42,7 @@ def check_labels(ir: KernelIR) -> None:
                 raise IRError(f"{_where(ir, pc)}: parameter {s} is not one of the kernel's {len(ir.params)}")
 
 
-def _defined_before_use(ir: KernelIR) -> None:
+def _defined_before_use(ir: "KernelIR") -> None:
     """Forward data flow over the control-flow graph: the registers written on some path to each pc."""
     code, n = ir.code, len(ir.code)
     index: dict[str, int] = {}
@@ -71,7 +71,7 @@ def _defined_before_use(ir: KernelIR) -> None:
                 raise IRError(f"{_where(ir, pc)}: register {r.name} is read before any instruction writes it")
 
 
-def _reaches(ir: KernelIR, start: int, goal: int, succ) -> bool:
+def _reaches(ir: "KernelIR", start: int, goal: int, succ) -> bool:
     n = len(ir.code)
     stack, seen = [start], {start}
     while stack:
@@ -87,7 +87,7 @@ def _reaches(ir: KernelIR, start: int, goal: int, succ) -> bool:
     return False
 
 
-def _reconvergence(ir: KernelIR) -> None:
+def _reconvergence(ir: "KernelIR") -> None:
     n = len(ir.code)
     succ = lambda pc: successors(ir.code, ir.labels, pc)
     for pc, ins in enumerate(ir.code):
@@ -106,13 +106,13 @@ def _reconvergence(ir: KernelIR) -> None:
                 raise IRError(f"{_where(ir, pc)}: the path through {t} never reaches the reconvergence point {rp}")
 
 
-def _span(ir: KernelIR, pc: int, what: str, start: int, nbytes: int) -> None:
+def _span(ir: "KernelIR", pc: int, what: str, start: int, nbytes: int) -> None:
     if start < 0 or start + nbytes > ir.shared_bytes:
         raise IRError(f"{_where(ir, pc)}: {what} bytes {start}..{start + nbytes} lie outside the kernel's "
                       f"{ir.shared_bytes} B of shared memory")
 
 
-def _shared(ir: KernelIR) -> None:
+def _shared(ir: "KernelIR") -> None:
     for pc, ins in enumerate(ir.code):
         at = ins.attrs
         if ins.op in ("ld", "st") and "shared" in ins.mod:
@@ -130,15 +130,15 @@ def _shared(ir: KernelIR) -> None:
             _span(ir, pc, "the TMA box's", int(ins.srcs[0].value), br * bc * reg_dtype(at["dtype"]).itemsize)
 
 
-def _launch(ir: KernelIR) -> None:
+def _launch(ir: "KernelIR") -> None:
     la = ir.launch
     if la.blocks != ir.grid or la.threads_per_block != ir.block:
         raise IRError(f"kernel {ir.name}: the launch ({la}) is not the IR's own grid {ir.grid} × block {ir.block}")
 
 
-def verify(ir: KernelIR) -> KernelIR:
+def verify(ir: "KernelIR") -> "KernelIR":
     """Raise :class:`IRError` if ``ir`` breaks a rule (see the module's docstring); return ``ir``."""
-    if not isinstance(ir, KernelIR):
+    if not all(hasattr(ir, a) for a in ("code", "labels", "reconverge", "launch")):  # a KernelIR
         raise TypeError(f"verify: ir must be a KernelIR, got {type(ir).__name__}")
     check_labels(ir)
     _defined_before_use(ir)

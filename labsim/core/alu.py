@@ -21,7 +21,7 @@ from typing import Callable
 
 import numpy as np
 
-from .ops import Op  # ops imports this module after defining Op
+from .opcodes import Op
 
 
 def _divide(x, y):

@@ -28,57 +28,7 @@ from .dtypes import canonical_dtype, numpy_dtype, result_dtype
 from .avals import ShapeDtype, ShapeError
 
 
-class Op(str, enum.Enum):
-    """Every op labsim knows. A member compares (and hashes) equal to its name, so ``node.op == Op.ADD``
-    and ``REGISTRY["add"]`` both work; printing a member prints the name."""
-
-    __str__ = str.__str__
-    __format__ = str.__format__
-    __hash__ = str.__hash__
-
-    # elementwise
-    ADD = "add"
-    SUBTRACT = "subtract"
-    MULTIPLY = "multiply"
-    DIVIDE = "divide"
-    MAXIMUM = "maximum"
-    MINIMUM = "minimum"
-    POWER = "power"
-    COMPARE = "compare"
-    SELECT = "select"
-    NEGATE = "negate"
-    ABS = "abs"
-    EXP = "exp"
-    LOG = "log"
-    TANH = "tanh"
-    SQRT = "sqrt"
-    RSQRT = "rsqrt"
-    LOGISTIC = "logistic"
-    ERF = "erf"
-    FLOOR = "floor"
-    INTEGER_POW = "integer_pow"
-    CONVERT = "convert"
-    IOTA = "iota"
-    # reductions
-    REDUCE_SUM = "reduce_sum"
-    REDUCE_MAX = "reduce_max"
-    REDUCE_MIN = "reduce_min"
-    # contraction
-    DOT = "dot"
-    # data movement
-    RESHAPE = "reshape"
-    TRANSPOSE = "transpose"
-    BROADCAST = "broadcast"
-    SLICE = "slice"
-    CONCATENATE = "concatenate"
-    UPDATE_SLICE = "update_slice"
-    # constants
-    CONSTANT = "constant"
-    # composites: registered by the front end (labsim.numpy, labsim.nn) beside the functions that build them
-    MEAN = "mean"
-    SOFTMAX = "softmax"
-    GELU = "gelu"
-    LAYER_NORM = "layer_norm"
+from .opcodes import Op  # noqa: E402  (re-exported: labsim.core.ops.Op)
 
 
 class OpKind(enum.Enum):
@@ -251,7 +201,7 @@ def _np(x, dtype) -> np.ndarray:
 
 # ----------------------------------------------------------------------------------------------
 # elementwise ops
-from . import alu  # noqa: E402  (after Op: the ALU table is keyed by it)
+from . import alu  # noqa: E402
 
 # PTX-like mnemonic of each elementwise op's instruction in labsim's kernel IR (read by the lowering,
 # labsim.compiler.emit). Where PTX has no single instruction for the op (exp, log, logistic, erf, pow),
@@ -481,6 +431,5 @@ register(OpDef(
 ))
 
 
-# the data-movement and constant ops' rows (reshape, transpose, broadcast, slice, concatenate,
-# update_slice, constant, iota) live in their own module; importing it registers them
-from . import ops_movement  # noqa: E402,F401
+# the data-movement and constant rows (reshape, transpose, broadcast, slice, concatenate, update_slice,
+# constant, iota) live in labsim.core.ops_movement, which the core package imports (registering them)

@@ -32,9 +32,8 @@ from __future__ import annotations
 import weakref
 
 from ...hardware import Chip, ChipKind, get as get_chip
-from ..codegen import _contraction_listing
 from ..isa import KernelIR
-from ..kernel import Kernel, KernelKind
+from ..launch import KernelKind
 from .contraction import _contraction
 from .loop import _loop
 from .reduction import _reduction
@@ -42,10 +41,10 @@ from .table import LOWERING, LoweringError
 from .values import _Lower
 
 
-_CACHE: "weakref.WeakKeyDictionary[Kernel, dict]" = weakref.WeakKeyDictionary()
+_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Kernel -> {(chip, select): KernelIR}
 
 
-def kernel_ir(k: Kernel, chip: Chip | str | None = None, *, select: str = "select") -> KernelIR:
+def kernel_ir(k: "Kernel", chip: Chip | str | None = None, *, select: str = "select") -> KernelIR:
     """The executable IR of kernel ``k`` for ``chip``'s generation (``None``: the generic, chip-free
     path), lowered once per (kernel, chip, select) and cached: every caller (the roofline's GPU terms,
     ``ls.simt.run``, the listing) gets the same object, so they see one launch (``ir.launch``).
@@ -54,7 +53,7 @@ def kernel_ir(k: Kernel, chip: Chip | str | None = None, *, select: str = "selec
     ``select="select"`` lowers ``where``/``select`` to ``selp`` (both values computed, no branch);
     ``select="branch"`` to a data-dependent branch (each lane computes only its value; a warp whose
     lanes disagree runs both paths with masks)."""
-    if not isinstance(k, Kernel):
+    if not all(hasattr(k, a) for a in ("kind", "nodes", "inputs", "outputs", "param_names")):  # an ls.Kernel
         raise TypeError(f"kernel_ir: kernel must be a Kernel (prog.kernels[i]), got {type(k).__name__}")
     if select not in ("select", "branch"):
         raise ValueError(f"select must be 'select' or 'branch', got {select!r}")
@@ -67,7 +66,7 @@ def kernel_ir(k: Kernel, chip: Chip | str | None = None, *, select: str = "selec
     return ir
 
 
-def _lower(k: Kernel, c: Chip | None, select: str) -> KernelIR:
+def _lower(k: "Kernel", c: Chip | None, select: str) -> KernelIR:
     L = _Lower(k, c)
     L.select_as = select
     if k.kind is KernelKind.CONTRACTION:
@@ -82,12 +81,10 @@ def _lower(k: Kernel, c: Chip | None, select: str) -> KernelIR:
     return ir
 
 
-def listing(k: Kernel, chip: Chip | str | None = None) -> str:
-    """The kernel's listing. Loop, copy and reduction kernels: the rendering of their kernel IR (what
-    ``ls.simt`` runs). Contractions: the chip's tile plan (:func:`labsim.compiler.codegen.listing`);
-    ``kernel_ir(k, chip).render()`` prints their instructions."""
-    if k.kind is KernelKind.CONTRACTION:
-        return _contraction_listing(k, chip)
+def listing(k: "Kernel", chip: Chip | str | None = None) -> str:
+    """The kernel IR of ``k`` printed (what ``ls.simt`` runs), contractions included. ``kernel.listing``
+    (:func:`labsim.compiler.codegen.listing`) shows a contraction as the chip's tile plan instead, whose
+    launch is this IR's."""
     try:
         text = kernel_ir(k, chip).render()
     except LoweringError as e:  # say so instead of printing code that is not what runs

@@ -7,16 +7,16 @@ from ...core.dtypes import ITEMSIZE
 from ...core.ir import Literal, Node, Var
 from ...core.trace import expand_composites, trace_decomposition
 from ...hardware import Chip
-from ..codegen import PSEUDO_IR
 from ..isa import Builder, Imm, KernelIR, Label, Param, Reg, Special, Unit, ptx_type
-from ..kernel import Kernel, Launch
+from ..launch import Launch
+from ..plans import PSEUDO_IR
 from .table import LoweringError
 
 
 class _Base:
     """The state of lowering one kernel: builder, parameters, memo of computed values (scoped)."""
 
-    def __init__(self, k: Kernel, chip: Chip | None) -> None:
+    def __init__(self, k: "Kernel", chip: Chip | None) -> None:
         self.k = k
         self.chip = chip
         self.b = Builder()

@@ -6,9 +6,9 @@ import math
 from ...core import ops
 from ...core.ir import Node, Var
 from ...core.ops import Op, OpKind
-from ..codegen import _plan
 from ..isa import Imm, KernelIR, Label, Special, Unit, ptx_type, reg_dtype
-from ..kernel import Launch
+from ..launch import Launch
+from ..plans import _plan
 from .builder import _build, _strided
 from .table import LoweringError
 from .values import _Lower
