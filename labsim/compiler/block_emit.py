@@ -15,21 +15,24 @@ program to PTX:
   a masked load first sets its register to ``other``.
 
 Lowered: ``+ - * /``, comparisons, ``&`` and ``|`` of masks, unary minus, ``tl.maximum``, ``tl.where``,
-``tl.exp`` (as ``ex2.approx`` of x·log2 e), ``tl.sqrt``, ``tl.program_id(0)``, ``tl.num_programs(0)``,
+``tl.exp`` (one instruction that computes exp as ``ls.evaluate`` does; PTX: ``ex2.approx`` of x·log2 e), ``tl.sqrt``, ``tl.program_id(0)``, ``tl.num_programs(0)``,
 ``tl.arange``, ``tl.load`` and ``tl.store`` with ``mask`` (elementwise block programs, one-dimensional
 grids). Anything else raises :class:`~labsim.compiler.blocks.BlockError` naming the operation. Runtime
 scalars (``n_elements``) become immediates: each launch is lowered for its own values.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.ops import Op
 from . import blocks as _bl
 from .blocks import WARP, BlockError, JITFunction
+from .emit import LOWERING
 from .isa import Builder, Imm, KernelIR, Param, Special, Unit, ptx_type
+
+_OPS = {"add": Op.ADD, "sub": Op.SUBTRACT, "mul": Op.MULTIPLY, "div": Op.DIVIDE, "max": Op.MAXIMUM}
 
 MAX_PER_THREAD = 64  # elements per thread the lowering unrolls at most
 
@@ -309,19 +312,21 @@ def _emit(tr: _Tracer, kernel, grid, threads, per, index, params, n_inputs, cons
                           comment=f"tl.arange: element {a[0]} + tid" + (f" + {k * threads}" if k else ""))
         if s.op in ("add", "sub", "mul", "div", "max"):
             mod = ("rn",) if s.op == "div" else ()
-            return bld.op(s.op, s.type, num(a[0], env, s.type), num(a[1], env, s.type), mod=mod)
+            return bld.op(s.op, s.type, num(a[0], env, s.type), num(a[1], env, s.type), mod=mod, alu=_OPS[s.op])
         if s.op == "setp":
             cmp, x, y, t = a
             return bld.op("setp", t, num(x, env, t), num(y, env, t), mod=(cmp,), dst_type="pred")
         if s.op in ("and", "or"):
             return bld.op(s.op, "pred", val(a[0], env, "pred"), val(a[1], env, "pred"))
         if s.op == "neg":
-            return bld.op("neg", s.type, val(a[0], env, s.type))
+            return bld.op("neg", s.type, val(a[0], env, s.type), alu=Op.NEGATE)
         if s.op == "exp":
-            y = bld.op("mul", s.type, val(a[0], env, s.type), Imm(math.log2(math.e), s.type), comment="x * log2(e)")
-            return bld.op("ex2", s.type, y, mod=("approx",), unit=Unit.SFU, comment="tl.exp")
+            name, mod, unit, note = LOWERING[Op.EXP]
+            return bld.op(name, s.type, val(a[0], env, s.type), mod=mod, unit=unit, comment=f"tl.exp; {note}",
+                          alu=Op.EXP)
         if s.op == "sqrt":
-            return bld.op("sqrt", s.type, val(a[0], env, s.type), mod=("approx",), unit=Unit.SFU, comment="tl.sqrt")
+            return bld.op("sqrt", s.type, val(a[0], env, s.type), mod=("approx",), unit=Unit.SFU, comment="tl.sqrt",
+                          alu=Op.SQRT)
         if s.op == "selp":
             x, y, c = a
             return bld.op("selp", s.type, num(x, env, s.type), num(y, env, s.type), val(c, env, "pred"),
@@ -355,10 +360,12 @@ def _emit(tr: _Tracer, kernel, grid, threads, per, index, params, n_inputs, cons
                 env[s.id] = node(s, env, k)
     bld.emit("exit", unit=Unit.CONTROL)
     tag = ", ".join(f"{c}={v}" for c, v in sorted(consts.items()))
-    return bld.build(kernel.name, params, n_inputs, grid, threads,
+    given = getattr(kernel, "given_launch", None)
+    launch = given if given is not None and given.blocks == grid and given.threads_per_block == threads else None
+    return bld.build(kernel.name, params, n_inputs, grid, threads, launch=launch,
                      header=[f"// block kernel {kernel.name}[{tag}]: one CTA per program, {threads} threads x "
                              f"{per} element(s) each (element tid + k*{threads} of the block)",
-                             "// pseudo-PTX: PTX-like for reading (labsim's kernel IR, run by ls.simt)"])
+                             "// pseudo-PTX: PTX-like for reading (labsim's kernel IR, run by ls.simt)"]).verify()
 
 
 __all__ = ["BlockProgram", "MAX_PER_THREAD", "lower"]

@@ -40,12 +40,14 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..core.alu import apply as _alu  # the value rules every machine shares
 from ..core.avals import ShapeDtype
 from ..core.ir import Var
+from ..core.ops import Op
 from .kernel import Kernel, KernelKind, Launch
+from ..hardware import WARP_SIZE as WARP
 
 MAX_BLOCK = 2**20  # Triton's largest block (TRITON_MAX_TENSOR_NUMEL)
-WARP = 32
 
 
 class constexpr:  # noqa: N801 (Triton's spelling)
@@ -108,20 +110,20 @@ class Block:
             _ctx().counts.flops += int(np.size(out))
         return Block(out)
 
-    def __add__(self, o): return self._bin(o, lambda a, b: a + b, True)
-    def __radd__(self, o): return self._bin(o, lambda a, b: b + a, True)
-    def __sub__(self, o): return self._bin(o, lambda a, b: a - b, True)
-    def __rsub__(self, o): return self._bin(o, lambda a, b: b - a, True)
-    def __mul__(self, o): return self._bin(o, lambda a, b: a * b, True)
-    def __rmul__(self, o): return self._bin(o, lambda a, b: b * a, True)
-    def __truediv__(self, o): return self._bin(o, lambda a, b: a / b, True)
+    def __add__(self, o): return self._bin(o, lambda a, b: _alu(Op.ADD, a, b), True)
+    def __radd__(self, o): return self._bin(o, lambda a, b: _alu(Op.ADD, b, a), True)
+    def __sub__(self, o): return self._bin(o, lambda a, b: _alu(Op.SUBTRACT, a, b), True)
+    def __rsub__(self, o): return self._bin(o, lambda a, b: _alu(Op.SUBTRACT, b, a), True)
+    def __mul__(self, o): return self._bin(o, lambda a, b: _alu(Op.MULTIPLY, a, b), True)
+    def __rmul__(self, o): return self._bin(o, lambda a, b: _alu(Op.MULTIPLY, b, a), True)
+    def __truediv__(self, o): return self._bin(o, lambda a, b: _alu(Op.DIVIDE, a, b), True)
     def __lt__(self, o): return self._bin(o, lambda a, b: a < b, False)
     def __le__(self, o): return self._bin(o, lambda a, b: a <= b, False)
     def __gt__(self, o): return self._bin(o, lambda a, b: a > b, False)
     def __ge__(self, o): return self._bin(o, lambda a, b: a >= b, False)
     def __and__(self, o): return self._bin(o, lambda a, b: a & b, False)
     def __or__(self, o): return self._bin(o, lambda a, b: a | b, False)
-    def __neg__(self): return self._bin(0, lambda a, b: -a, True)
+    def __neg__(self): return self._bin(0, lambda a, b: _alu(Op.NEGATE, a), True)
 
     def __repr__(self) -> str:
         return f"<Block {self.v.dtype}[{self.v.size}]>"
@@ -242,30 +244,23 @@ def _unary(f, name: str, transcendental: bool):
     return op
 
 
-def _np(name):
-    import numpy as np
-    return getattr(np, name)
-
-
-exp = _unary(lambda v: _np("exp")(v), "exp", True)
-sqrt = _unary(lambda v: _np("sqrt")(v), "sqrt", True)
+exp = _unary(lambda v: _alu(Op.EXP, v), "exp", True)
+sqrt = _unary(lambda v: _alu(Op.SQRT, v), "sqrt", True)
 
 
 def maximum(a, b) -> Block:
-    import numpy as np
     if _tracer():
         return _tracer().binary("max", a, b)
-    return (a if isinstance(a, Block) else Block(a))._bin(b, np.maximum, True)
+    return (a if isinstance(a, Block) else Block(a))._bin(b, lambda x, y: _alu(Op.MAXIMUM, x, y), True)
 
 
 def where(cond, a, b) -> Block:
-    import numpy as np
     if _tracer():
         return _tracer().where(cond, a, b)
     cv = cond.v if isinstance(cond, Block) else cond
     av = a.v if isinstance(a, Block) else a
     bv = b.v if isinstance(b, Block) else b
-    return Block(np.where(cv, av, bv))
+    return Block(_alu(Op.SELECT, cv, av, bv))
 
 
 # --- counting and the result of a launch -------------------------------------------------------------
@@ -400,7 +395,7 @@ class JITFunction:
         kernel = Kernel(name=f"{self.name}[{tag}]" if tag else self.name, kind=KernelKind.LOOP, nodes=(),
                         inputs=ins, outputs=outs, flops=counts.flops, transcendentals=counts.transcendentals,
                         bytes_read=counts.bytes_read, bytes_written=counts.bytes_written,
-                        launch=Launch(g3, (self.num_warps * WARP, 1, 1)), dtype=dtype)
+                        given_launch=Launch(g3, (self.num_warps * WARP, 1, 1)), dtype=dtype)
         return BlockRun(self.name, g3, dict(consts), tuple(records), kernel, arrays)
 
 

@@ -26,158 +26,11 @@ floor-division semantics; library functions without a PTX instruction (``erf``, 
 """
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
-from typing import Union
 
-import numpy as np
-
-from ..core.dtypes import numpy_dtype
-
-
-class Unit(enum.Enum):
-    """The SM unit that executes an instruction (its issue cost and latency come from the machine)."""
-
-    ALU = "alu"  # FMA / integer lanes
-    SFU = "sfu"  # special-function units
-    MEM = "mem"  # global loads and stores (LSU to L1/L2/HBM)
-    SHARED = "shared"  # shared-memory loads and stores, shuffles
-    TENSOR = "tensor"  # tensor cores
-    CONTROL = "control"  # branches, barriers, exit
-
-
-_PTX_TYPE = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16", "int32": "s32",
-             "int64": "s64", "int8": "s8", "uint8": "u8", "bool": "pred", "int16": "s16", "uint32": "u32",
-             "uint16": "u16", "uint64": "u64", "float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2"}
-_REG_PREFIX = {"pred": "p", "u64": "rd", "s64": "rd"}
-
-
-def ptx_type(dtype: str) -> str:
-    """The PTX type name of a labsim dtype (``float32`` -> ``f32``); PTX names pass through."""
-    return _PTX_TYPE.get(dtype, dtype)
-
-
-_NP = {"u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64", "s8": "int8", "s16": "int16",
-       "s32": "int32", "s64": "int64", "b16": "uint16", "b32": "uint32", "b64": "uint64", "pred": "bool",
-       "f64": "float64", "f32": "float32", "f16": "float16"}
-
-
-def reg_dtype(ptype: str):
-    """The NumPy dtype a register of PTX type ``ptype`` holds in the machine (bf16 and 8-bit floats
-    as float32, as the reference interpreter evaluates them)."""
-    if ptype in _NP:
-        return np.dtype(_NP[ptype])
-    back = {v: k for k, v in _PTX_TYPE.items()}
-    return numpy_dtype(back.get(ptype, ptype))
-
-
-@dataclass(frozen=True)
-class Reg:
-    """A typed virtual register (one value per thread)."""
-
-    name: str  # "%f3"
-    type: str  # PTX type: "f32", "u32", "u64", "pred", ...
-
-    def __str__(self) -> str:
-        return self.name
-
-
-class Special(enum.Enum):
-    """Special registers: read-only, one value per thread, set by the launch."""
-
-    TID = "%tid.x"
-    NTID = "%ntid.x"
-    CTAID = "%ctaid.x"
-    NCTAID = "%nctaid.x"
-    LANEID = "%laneid"
-    WARPID = "%warpid"
-
-    def __str__(self) -> str:
-        return self.value
-
-
-@dataclass(frozen=True)
-class Imm:
-    """An immediate operand."""
-
-    value: float | int | bool
-    type: str = "f32"
-
-    def __str__(self) -> str:
-        v = self.value
-        if self.type == "pred":
-            return "1" if v else "0"
-        if isinstance(v, float) or self.type.startswith(("f", "bf")):
-            v = float(v)
-            if v != v:
-                return "NaN"
-            if v in (float("inf"), float("-inf")):
-                return "+Inf" if v > 0 else "-Inf"
-            return repr(v)
-        return str(int(v))
-
-
-@dataclass(frozen=True)
-class Param:
-    """A kernel parameter: the device address of one buffer (``ld.param.u64 %rd1, [x];``)."""
-
-    name: str
-    index: int  # position in KernelIR.params
-
-    def __str__(self) -> str:
-        return self.name
-
-
-@dataclass(frozen=True)
-class Label:
-    name: str
-
-    def __str__(self) -> str:
-        return self.name
-
-
-Operand = Union[Reg, Special, Imm, Param, Label]
-
-
-@dataclass(frozen=True)
-class Instr:
-    """One instruction. ``op`` is the PTX-like mnemonic without types (``add``, ``ld``, ``setp``, ...);
-    ``type`` the PTX type suffix; ``dst`` the register written (None for stores, branches, barriers);
-    ``srcs`` the operands; ``guard`` an optional predicate (``@%p`` / ``@!%p``); ``mod`` extra
-    mnemonic parts (``("global",)`` for ``ld.global``, ``("lt",)`` for ``setp.lt``); ``attrs`` what the
-    machine needs beyond the text (the comparison, the shuffle mode, a tile shape)."""
-
-    op: str
-    dst: Reg | None = None
-    srcs: tuple = ()
-    type: str = ""
-    mod: tuple[str, ...] = ()
-    guard: Reg | None = None
-    guard_neg: bool = False
-    unit: Unit = Unit.ALU
-    attrs: dict = field(default_factory=dict, compare=False, hash=False)
-    comment: str = ""
-
-    def mnemonic(self) -> str:
-        return ".".join([self.op, *self.mod] + ([self.type] if self.type else []))
-
-    def reads(self) -> tuple[Reg, ...]:
-        regs = [s for s in self.srcs if isinstance(s, Reg)]
-        if self.guard is not None:
-            regs.append(self.guard)
-        return tuple(regs)
-
-    def text(self) -> str:
-        g = f"@{'!' if self.guard_neg else ''}{self.guard} " if self.guard is not None else ""
-        ops = [str(self.dst)] if self.dst is not None else []
-        srcs = [str(s) for s in self.srcs]
-        if self.op in ("ld", "cp") and srcs:
-            srcs[0] = f"[{srcs[0]}]"
-        if self.op in ("st",) and srcs:
-            srcs[0] = f"[{srcs[0]}]"
-        body = f"{g}{self.mnemonic()}"
-        args = ", ".join(ops + srcs)
-        return f"{body:<22} {args};" if args else f"{body};"
+from .launch import Launch
+from .instr import (Imm, Instr, Label, Operand, Param, Reg, Special, Unit, ptx_type, reg_dtype,  # noqa: F401
+                    successors)
 
 
 @dataclass
@@ -190,7 +43,10 @@ class KernelIR:
     block); ``shared_bytes`` the static shared memory per block. ``tiles`` names shared-memory tiles and
     accumulators of a contraction (name -> (rows, cols)). ``reconverge`` maps the index of each
     potentially divergent branch to its reconvergence point (the immediate post-dominator), computed
-    by :func:`immediate_post_dominators`.
+    by :func:`immediate_post_dominators`. ``launch`` (an ``ls.Launch``) is the launch every reader uses
+    (roofline, SIMT occupancy, listing): grid, block and the shared memory a real kernel declares. For
+    a contraction that is less than ``shared_bytes``, labsim's own layout (16-bit tiles held as fp32,
+    accumulators in shared memory); elsewhere the two are equal.
     """
 
     name: str
@@ -205,10 +61,22 @@ class KernelIR:
     tiles: dict = field(default_factory=dict)
     arch: str = ""
     reconverge: dict[int, int] = field(default_factory=dict)
+    launch: Launch | None = None
 
     def __post_init__(self) -> None:
+        from .verify_ir import check_labels
+        check_labels(self)  # before the post-dominators, which follow the branches
         if not self.reconverge:
             self.reconverge = immediate_post_dominators(self.code, self.labels)
+        if self.launch is None:
+            self.launch = Launch((self.grid, 1, 1), (self.block, 1, 1), self.shared_bytes)
+
+    def verify(self) -> "KernelIR":
+        """Check the IR (as ``Graph.verify`` checks a graph): raises :class:`IRError` naming the
+        instruction. See :func:`labsim.compiler.verify_ir.verify`."""
+        from .verify_ir import verify
+        verify(self)
+        return self
 
     @property
     def warps_per_block(self) -> int:
@@ -237,7 +105,9 @@ class KernelIR:
         lines.append(f".entry {self.name.replace('.', '_')}({params})")
         lines.append("{")
         if self.shared_bytes:
-            lines.append(f"  .shared .align 16 .b8 smem[{self.shared_bytes}];")
+            note = "" if self.launch.shared_bytes == self.shared_bytes else \
+                f"   // labsim's layout; the launch declares {self.launch.shared_bytes} B"
+            lines.append(f"  .shared .align 16 .b8 smem[{self.shared_bytes}];{note}")
         for pc, ins in enumerate(self.code):
             for name in at.get(pc, ()):
                 lines.append(f"{name}:")
@@ -257,17 +127,6 @@ class KernelIR:
         """Static count of instructions with mnemonic prefix ``op`` and/or on ``unit``."""
         return sum(1 for i in self.code if (op is None or i.mnemonic().startswith(op))
                    and (unit is None or i.unit is unit))
-
-
-def successors(code: list[Instr], labels: dict[str, int], pc: int) -> list[int]:
-    """Where control can go after instruction ``pc`` (the end of the code is ``len(code)``)."""
-    ins = code[pc]
-    if ins.op in ("exit", "ret"):
-        return [len(code)] if ins.guard is None else [len(code), pc + 1]
-    if ins.op == "bra":
-        tgt = labels[ins.srcs[0].name]
-        return [tgt] if ins.guard is None else sorted({tgt, pc + 1})
-    return [pc + 1]
 
 
 def immediate_post_dominators(code: list[Instr], labels: dict[str, int]) -> dict[int, int]:

@@ -5,46 +5,24 @@ memory once, computes in registers and on-chip memory, and writes its outputs on
 """
 from __future__ import annotations
 
-import enum
 import math
-from dataclasses import dataclass, field
-from typing import Callable
+from dataclasses import dataclass
 
 from ..core.ir import Node, Var
-
-
-class KernelKind(enum.Enum):
-    LOOP = "loop"  # elementwise: one thread per output element
-    REDUCTION = "reduction"
-    CONTRACTION = "contraction"  # dot: a tiled matrix product on tensor cores / MXU
-    COPY = "copy"  # transpose, broadcast, slice, concatenate
-
-
-@dataclass(frozen=True)
-class Launch:
-    """The launch shape a GPU would use: grid of blocks, threads per block, shared memory per block."""
-
-    grid: tuple[int, int, int]
-    block: tuple[int, int, int]
-    shared_bytes: int = 0
-
-    @property
-    def blocks(self) -> int:
-        return self.grid[0] * self.grid[1] * self.grid[2]
-
-    @property
-    def threads_per_block(self) -> int:
-        return self.block[0] * self.block[1] * self.block[2]
-
-    def __str__(self) -> str:
-        g = "×".join(map(str, self.grid))
-        b = "×".join(map(str, self.block))
-        return f"grid {g} × block {b}" + (f", {self.shared_bytes} B shared" if self.shared_bytes else "")
+from .launch import KernelKind, Launch
 
 
 @dataclass(frozen=True, eq=False)
 class Kernel:
-    """One launch: the nodes it runs, what it reads and writes in device memory, and its cost facts."""
+    """One launch: the nodes it runs, what it reads and writes in device memory, and its cost facts.
+
+    Plain data: no callbacks. Its launch shape, listing, registers and shared memory are read from its
+    kernel IR (:func:`labsim.compiler.emit.kernel_ir`, lowered once per chip and cached), so every
+    machine and figure sees one launch. ``param_names`` name its buffers in the IR and the listing
+    (inputs, then outputs); ``views`` maps an input read through a free reshape, as
+    ``(operand, buffer)`` pairs. ``given_launch`` is set only for a block kernel (``ls.blocks``), whose
+    launch is the one it was called with.
+    """
 
     name: str
     kind: KernelKind
@@ -55,12 +33,21 @@ class Kernel:
     transcendentals: int
     bytes_read: int
     bytes_written: int
-    launch: Launch
     dtype: str
     tile: tuple[int, int, int] | None = None  # (tm, tn, tk) for contractions
     precision: str = "default"  # the dot's precision= ("default", "high", "highest"), for contractions
-    _names: dict = field(default_factory=dict, repr=False)
-    render: Callable[..., str] | None = field(default=None, repr=False)  # set by lowering: codegen.listing
+    param_names: tuple[str, ...] = ()
+    views: tuple[tuple[Var, Var], ...] = ()
+    given_launch: Launch | None = None
+
+    @property
+    def launch(self) -> Launch:
+        """The launch with no chip in particular: that of the kernel IR lowered for the generic path
+        (``kernel_ir(kernel, None).launch``); ``ls.simt.kernel_ir(kernel, chip).launch`` is a chip's."""
+        if self.given_launch is not None:
+            return self.given_launch
+        from .emit import kernel_ir
+        return kernel_ir(self, None).launch
 
     @property
     def bytes(self) -> int:
@@ -91,9 +78,8 @@ class Kernel:
     def listing_for(self, chip) -> str:
         """The listing as ``chip`` (a Chip or preset name) would run it: a contraction's tile plan and
         matrix instruction follow the chip's generation (``Chip.arch``)."""
-        if self.render is None:
-            raise ValueError(f"kernel {self.name} was built without a code generator")
-        return self.render(self, chip)
+        from .codegen import listing
+        return listing(self, chip)
 
     def __repr__(self) -> str:
         return (f"<Kernel {self.name}: {self.kind.value}, {self.flops} FLOPs, "

@@ -9,15 +9,13 @@ Ops that move no data need no kernel (``ops.FREE``): ``constant`` (uploaded with
 """
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
 from ..core import ops
 from ..core.ir import Graph, Node, Var
 from ..core.ops import Op, OpKind
 from ..core.trace import expand_composites, trace_decomposition
-from .emit import listing
-from .kernel import Kernel, KernelKind, Launch
+from .kernel import Kernel, KernelKind
 
 
 def _kind_of(nodes: Sequence[Node]) -> KernelKind:
@@ -41,25 +39,6 @@ def _tile_for(m: int, n: int, k: int) -> tuple[int, int, int]:
     return p2(m, 128), p2(n, 128), p2(k, 32)
 
 
-def _launch(kind: KernelKind, root: Node, nodes: Sequence[Node]) -> tuple[Launch, tuple | None]:
-    out = root.out.aval
-    if kind is KernelKind.CONTRACTION:
-        dot = next(n for n in nodes if ops.get(n.op).kind is OpKind.CONTRACTION)
-        b, m, n_, k = ops.dot_mnk(dot.operands[0].aval, dot.operands[1].aval, dot.params)
-        tm, tn, tk = _tile_for(m, n_, k)
-        isz = dot.operands[0].aval.itemsize
-        shared = (tm * tk + tk * tn) * isz * 2  # double-buffered A and B tiles
-        return Launch((math.ceil(n_ / tn), math.ceil(m / tm), b), (256, 1, 1), shared), (tm, tn, tk)
-    red = next((n for n in nodes if ops.get(n.op).kind is OpKind.REDUCTION), None)
-    if kind is KernelKind.REDUCTION and red is not None:
-        n_out = max(red.out.aval.size, 1)
-        per_row = max(red.operands[0].aval.size // n_out, 1)
-        threads = min(1024, max(32, 1 << (per_row - 1).bit_length()))
-        return Launch((n_out, 1, 1), (threads, 1, 1), 32 * 4), None
-    threads = 256
-    return Launch((max(1, math.ceil(out.size / threads)), 1, 1), (threads, 1, 1)), None
-
-
 def make_kernel(name: str, nodes: Sequence[Node], outputs: Sequence[Var], alias: dict[int, Var],
                 names: dict[int, str] | None = None) -> Kernel:
     """Build a kernel from a group of nodes; ``outputs`` are the results other kernels (or the host) need."""
@@ -79,11 +58,12 @@ def make_kernel(name: str, nodes: Sequence[Node], outputs: Sequence[Var], alias:
                 for n in nodes)
     kind = _kind_of(nodes)
     root = next((n for n in nodes if n.out is outputs[0]), nodes[-1]) if outputs else nodes[-1]
-    launch, tile = _launch(kind, root, nodes)
+    tile = None
     if kind is KernelKind.CONTRACTION:
         dot = next(n for n in nodes if ops.get(n.op).kind is OpKind.CONTRACTION)
         dtype = dot.operands[0].aval.dtype
         precision = dot.attr("precision", "default")
+        tile = _tile_for(*ops.dot_mnk(dot.operands[0].aval, dot.operands[1].aval, dot.params)[1:])
     else:
         dtype = root.out.aval.dtype
         precision = "default"
@@ -91,10 +71,9 @@ def make_kernel(name: str, nodes: Sequence[Node], outputs: Sequence[Var], alias:
         name=name, kind=kind, nodes=tuple(nodes), inputs=tuple(inputs), outputs=tuple(outputs),
         flops=flops, transcendentals=trans,
         bytes_read=sum(v.aval.nbytes for v in inputs), bytes_written=sum(v.aval.nbytes for v in outputs),
-        launch=launch, dtype=dtype, tile=tile, precision=precision,
-        _names={**{("p", id(v)): _ident((names or {}).get(id(v), f"buf{v.id}")) for v in (*inputs, *outputs)},
-                **{("alias", id(a)): b for a, b in _aliased_inputs(nodes, alias)}},
-        render=listing,
+        dtype=dtype, tile=tile, precision=precision,
+        param_names=tuple(_ident((names or {}).get(id(v), f"buf{v.id}")) for v in (*inputs, *outputs)),
+        views=tuple(_aliased_inputs(nodes, alias)),
     )
 
 

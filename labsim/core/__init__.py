@@ -10,6 +10,7 @@ from .avals import ShapeDtype, ShapeError, TraceError
 from .dtypes import DtypeError
 from .interpreter import evaluate
 from .ir import Graph, Literal, Node, Var, VerifyError
+from . import ops_movement  # noqa: F401  (registers the op table's data-movement rows)
 from .ops import Op, OpKind
 from .trace import Tracer, trace
 

@@ -28,57 +28,7 @@ from .dtypes import canonical_dtype, numpy_dtype, result_dtype
 from .avals import ShapeDtype, ShapeError
 
 
-class Op(str, enum.Enum):
-    """Every op labsim knows. A member compares (and hashes) equal to its name, so ``node.op == Op.ADD``
-    and ``REGISTRY["add"]`` both work; printing a member prints the name."""
-
-    __str__ = str.__str__
-    __format__ = str.__format__
-    __hash__ = str.__hash__
-
-    # elementwise
-    ADD = "add"
-    SUBTRACT = "subtract"
-    MULTIPLY = "multiply"
-    DIVIDE = "divide"
-    MAXIMUM = "maximum"
-    MINIMUM = "minimum"
-    POWER = "power"
-    COMPARE = "compare"
-    SELECT = "select"
-    NEGATE = "negate"
-    ABS = "abs"
-    EXP = "exp"
-    LOG = "log"
-    TANH = "tanh"
-    SQRT = "sqrt"
-    RSQRT = "rsqrt"
-    LOGISTIC = "logistic"
-    ERF = "erf"
-    FLOOR = "floor"
-    INTEGER_POW = "integer_pow"
-    CONVERT = "convert"
-    IOTA = "iota"
-    # reductions
-    REDUCE_SUM = "reduce_sum"
-    REDUCE_MAX = "reduce_max"
-    REDUCE_MIN = "reduce_min"
-    # contraction
-    DOT = "dot"
-    # data movement
-    RESHAPE = "reshape"
-    TRANSPOSE = "transpose"
-    BROADCAST = "broadcast"
-    SLICE = "slice"
-    CONCATENATE = "concatenate"
-    UPDATE_SLICE = "update_slice"
-    # constants
-    CONSTANT = "constant"
-    # composites: registered by the front end (labsim.numpy, labsim.nn) beside the functions that build them
-    MEAN = "mean"
-    SOFTMAX = "softmax"
-    GELU = "gelu"
-    LAYER_NORM = "layer_norm"
+from .opcodes import Op  # noqa: E402  (re-exported: labsim.core.ops.Op)
 
 
 class OpKind(enum.Enum):
@@ -251,82 +201,53 @@ def _np(x, dtype) -> np.ndarray:
 
 # ----------------------------------------------------------------------------------------------
 # elementwise ops
-_BINARY = {
-    # name: (numpy function, PTX-like instruction)
-    Op.ADD: (np.add, "add"),
-    Op.SUBTRACT: (np.subtract, "sub"),
-    Op.MULTIPLY: (np.multiply, "mul"),
-    Op.DIVIDE: (None, "div.rn"),
-    Op.MAXIMUM: (np.maximum, "max"),
-    Op.MINIMUM: (np.minimum, "min"),
-}
+from . import alu  # noqa: E402
+
+# PTX-like mnemonic of each elementwise op's instruction in labsim's kernel IR (read by the lowering,
+# labsim.compiler.emit). Where PTX has no single instruction for the op (exp, log, logistic, erf, pow),
+# the IR has one that computes the op's value as the ALU table does, and the listing says which PTX
+# sequence it stands for.
+_BINARY = {Op.ADD: "add", Op.SUBTRACT: "sub", Op.MULTIPLY: "mul", Op.DIVIDE: "div.rn", Op.MAXIMUM: "max",
+           Op.MINIMUM: "min"}
 
 
-def _divide(x, y):
-    if np.issubdtype(np.result_type(x, y), np.integer):
-        return np.floor_divide(x, y)  # HLO integer divide; lnp maps // and / on ints here
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.true_divide(x, y)
+def _alu_impl(name):
+    rule = alu.ALU[name]
+
+    def impl(*args, **params):
+        with np.errstate(all="ignore"):
+            return rule(*args, **params)
+    return impl
 
 
-for _name, (_fn, _ptx) in _BINARY.items():
-    def _impl(x, y, _fn=_fn or _divide, _name=_name):
-        with np.errstate(over="ignore", invalid="ignore"):
-            return _fn(x, y)
-
+for _name, _ptx in _BINARY.items():
     register(OpDef(
         name=_name, arity=2,
         shape_rule=lambda avals, p, _n=_name: _elementwise_shape(_n, avals),
-        impl=_impl, flops=_per_elem, transcendentals=_zero, hlo=_name.value, ptx=_ptx,
+        impl=_alu_impl(_name), flops=_per_elem, transcendentals=_zero, hlo=_name.value, ptx=_ptx,
     ))
 
-_UNARY = {
-    # name: (numpy function, PTX-like instruction); transcendental or not is the TRANSCENDENTAL set
-    Op.NEGATE: (np.negative, "neg"),
-    Op.ABS: (np.abs, "abs"),
-    Op.EXP: (np.exp, "ex2.approx"),
-    Op.LOG: (np.log, "lg2.approx"),
-    Op.TANH: (np.tanh, "tanh.approx"),
-    Op.SQRT: (np.sqrt, "sqrt.rn"),
-    Op.RSQRT: (lambda x: 1.0 / np.sqrt(x), "rsqrt.approx"),
-    Op.LOGISTIC: (lambda x: 1.0 / (1.0 + np.exp(-x)), "ex2.approx"),
-    Op.FLOOR: (np.floor, "cvt.rmi"),  # round toward minus infinity
-}
+_UNARY = {Op.NEGATE: "neg", Op.ABS: "abs", Op.EXP: "exp.approx", Op.LOG: "log.approx", Op.TANH: "tanh.approx",
+          Op.SQRT: "sqrt.rn", Op.RSQRT: "rsqrt.approx", Op.LOGISTIC: "logistic.approx", Op.FLOOR: "cvt.rmi",
+          Op.ERF: "erf.approx"}
 _HLO_UNARY = {Op.EXP: "exponential"}
 
-
-def _erf(x):
-    # Abramowitz-Stegun 7.1.26 is too coarse for tests; use math.erf elementwise (exact to 1 ulp).
-    return np.vectorize(math.erf, otypes=[np.float64])(x).astype(np.asarray(x).dtype)
-
-
-_UNARY[Op.ERF] = (_erf, "erf.approx")
-
-for _name, (_fn, _ptx) in _UNARY.items():
+for _name, _ptx in _UNARY.items():
     _trans = _name in TRANSCENDENTAL
-    def _impl(x, _fn=_fn):
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            return _fn(x)
-
     register(OpDef(
         name=_name, arity=1,
         shape_rule=lambda avals, p, _n=_name: _elementwise_shape(_n, avals),
-        impl=_impl,
+        impl=_alu_impl(_name),
         flops=_zero if _trans else _per_elem,
         transcendentals=_per_elem if _trans else _zero,
         hlo=_HLO_UNARY.get(_name, _name.value), ptx=_ptx,
     ))
 
 
-def _power_impl(x, y):
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        return np.power(x, y)
-
-
 register(OpDef(
     name=Op.POWER, arity=2,
     shape_rule=lambda avals, p: _elementwise_shape("power", avals),
-    impl=_power_impl, flops=_zero, transcendentals=_per_elem, hlo="power", ptx="pow.approx",
+    impl=_alu_impl(Op.POWER), flops=_zero, transcendentals=_per_elem, hlo="power", ptx="pow.approx",
 ))
 
 
@@ -339,14 +260,13 @@ def _integer_pow_flops(avals, out, params) -> int:
 register(OpDef(
     name=Op.INTEGER_POW, arity=1,
     shape_rule=lambda avals, p: _elementwise_shape("integer_pow", avals),
-    impl=lambda x, y: np.power(x, y) if y >= 0 else 1.0 / np.power(x, -y),
+    impl=_alu_impl(Op.INTEGER_POW),
     flops=_integer_pow_flops, transcendentals=_zero, hlo="power", ptx="mul",
     attr_format=lambda p: f", exponent={p['y']}",
     doc="x**y for a Python int y: lowers to repeated multiplies (x**2 is one multiply).",
 ))
 
-_COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
-            "gt": np.greater, "ge": np.greater_equal}
+_COMPARE = alu.COMPARE
 
 
 def _compare_shape(avals, p):
@@ -357,7 +277,7 @@ def _compare_shape(avals, p):
 
 register(OpDef(
     name=Op.COMPARE, arity=2, shape_rule=_compare_shape,
-    impl=lambda x, y, direction: _COMPARE[direction](x, y),
+    impl=_alu_impl(Op.COMPARE),
     flops=_per_elem, transcendentals=_zero, hlo="compare", ptx="setp",
     attr_format=lambda p: f", direction={p['direction'].upper()}",
 ))
@@ -373,7 +293,7 @@ def _select_shape(avals, p):
 
 register(OpDef(
     name=Op.SELECT, arity=3, shape_rule=_select_shape,
-    impl=lambda p, a, b: np.where(p, a, b), flops=_per_elem, transcendentals=_zero, hlo="select", ptx="selp",
+    impl=_alu_impl(Op.SELECT), flops=_per_elem, transcendentals=_zero, hlo="select", ptx="selp",
 ))
 
 register(OpDef(
@@ -418,7 +338,7 @@ for _name, _fn, _comp, _ptx in ((Op.REDUCE_SUM, np.sum, "add", "add"), (Op.REDUC
                                 (Op.REDUCE_MIN, np.min, "minimum", "min")):
     register(OpDef(
         name=_name, arity=1, shape_rule=_reduce_shape(_name),
-        impl=lambda x, axes, _fn=_fn: np.asarray(_fn(x, axis=tuple(axes))),
+        impl=lambda x, axes, _n=_name: alu.reduce(_n, x, axes),
         flops=_reduce_flops, transcendentals=_zero, hlo="reduce", ptx=_ptx,
         attr_format=lambda p, _c=_comp: f", dimensions={_fmt_list(p['axes'])}, to_apply={_c}",
     ))
@@ -511,165 +431,5 @@ register(OpDef(
 ))
 
 
-# ----------------------------------------------------------------------------------------------
-# data movement
-def _reshape_shape(avals, p):
-    (x,) = avals
-    new = tuple(int(d) for d in p["new_sizes"])
-    if math.prod(new) != x.size:
-        raise ShapeError(f"reshape: cannot reshape {x.short()} ({x.size} elements) into {new} "
-                         f"({math.prod(new)} elements)")
-    return ShapeDtype(new, x.dtype)
-
-
-register(OpDef(
-    name=Op.RESHAPE, arity=1, shape_rule=_reshape_shape,
-    impl=lambda x, new_sizes: np.reshape(x, new_sizes), flops=_zero, transcendentals=_zero,
-    hlo="reshape",
-))
-
-
-def _transpose_shape(avals, p):
-    (x,) = avals
-    perm = tuple(int(i) for i in p["permutation"])
-    if sorted(perm) != list(range(x.ndim)):
-        raise ShapeError(f"transpose: permutation {perm} is not a permutation of the {x.ndim} axes of {x.short()}")
-    return ShapeDtype(tuple(x.shape[i] for i in perm), x.dtype)
-
-
-register(OpDef(
-    name=Op.TRANSPOSE, arity=1, shape_rule=_transpose_shape,
-    impl=lambda x, permutation: np.transpose(x, permutation), flops=_zero, transcendentals=_zero,
-    hlo="transpose", attr_format=lambda p: f", dimensions={_fmt_list(p['permutation'])}",
-))
-
-
-def _broadcast_shape(avals, p):
-    (x,) = avals
-    shape = tuple(int(d) for d in p["shape"])
-    dims = tuple(int(d) for d in p["broadcast_dimensions"])
-    if len(dims) != x.ndim:
-        raise ShapeError(f"broadcast: operand {x.short()} has rank {x.ndim} but broadcast_dimensions={dims}")
-    for i, d in enumerate(dims):
-        if not 0 <= d < len(shape) or x.shape[i] not in (1, shape[d]):
-            raise ShapeError(f"broadcast: cannot broadcast {x.short()} to {list(shape)} with dimensions {dims}")
-    if list(dims) != sorted(dims):
-        raise ShapeError(f"broadcast: broadcast_dimensions {dims} must be increasing")
-    return ShapeDtype(shape, x.dtype)
-
-
-def _broadcast_impl(x, shape, broadcast_dimensions):
-    expanded = [1] * len(shape)
-    for i, d in enumerate(broadcast_dimensions):
-        expanded[d] = x.shape[i]
-    return np.broadcast_to(np.reshape(x, expanded), shape).copy()
-
-
-register(OpDef(
-    name=Op.BROADCAST, arity=1, shape_rule=_broadcast_shape,
-    impl=_broadcast_impl, flops=_zero, transcendentals=_zero, hlo="broadcast",
-    attr_format=lambda p: f", dimensions={_fmt_list(p['broadcast_dimensions'])}",
-    doc="broadcast_in_dim: operand dim i becomes result dim broadcast_dimensions[i].",
-))
-
-
-def _slice_shape(avals, p):
-    (x,) = avals
-    start, limit, strides = p["start_indices"], p["limit_indices"], p["strides"]
-    if not (len(start) == len(limit) == len(strides) == x.ndim):
-        raise ShapeError(f"slice: operand {x.short()} needs {x.ndim} start/limit/stride entries, got {p}")
-    out = []
-    for i, (s, e, st) in enumerate(zip(start, limit, strides)):
-        if not (0 <= s <= e <= x.shape[i]) or st < 1:
-            raise ShapeError(f"slice: [{s}:{e}:{st}] is out of bounds for dimension {i} of {x.short()}")
-        out.append(max(0, -(-(e - s) // st)))
-    return ShapeDtype(tuple(out), x.dtype)
-
-
-register(OpDef(
-    name=Op.SLICE, arity=1, shape_rule=_slice_shape,
-    impl=lambda x, start_indices, limit_indices, strides: np.asarray(
-        x[tuple(slice(s, e, st) for s, e, st in zip(start_indices, limit_indices, strides))]).copy(),
-    flops=_zero, transcendentals=_zero, hlo="slice",
-    attr_format=lambda p: ", slice={" + ", ".join(
-        f"[{s}:{e}" + (f":{st}]" if st != 1 else "]")
-        for s, e, st in zip(p["start_indices"], p["limit_indices"], p["strides"])) + "}",
-))
-
-
-def _concat_shape(avals, p):
-    if not avals:
-        raise ShapeError("concatenate: needs at least one operand")
-    d = int(p["dimension"])
-    first = avals[0]
-    if not 0 <= d < first.ndim:
-        raise ShapeError(f"concatenate: dimension {d} is out of range for {first.short()}")
-    for a in avals[1:]:
-        if a.ndim != first.ndim or any(x != y for i, (x, y) in enumerate(zip(a.shape, first.shape)) if i != d):
-            raise ShapeError(f"concatenate: shapes {', '.join(x.short() for x in avals)} differ outside dimension {d}")
-    shape = list(first.shape)
-    shape[d] = sum(a.shape[d] for a in avals)
-    return ShapeDtype(tuple(shape), result_dtype(*[a.dtype for a in avals]))
-
-
-register(OpDef(
-    name=Op.CONCATENATE, arity=None, shape_rule=_concat_shape,
-    impl=lambda *xs, dimension: np.concatenate(xs, axis=dimension), flops=_zero, transcendentals=_zero,
-    hlo="concatenate", attr_format=lambda p: f", dimensions={{{p['dimension']}}}",
-))
-
-
-def _update_slice_shape(avals, p):
-    x, u = avals
-    start = tuple(int(i) for i in p["start_indices"])
-    if u.ndim != x.ndim or len(start) != x.ndim:
-        raise ShapeError(f"update_slice: update {u.short()} and start {start} must have the rank of {x.short()}")
-    for d, (s0, n, m) in enumerate(zip(start, u.shape, x.shape)):
-        if s0 < 0 or s0 + n > m:
-            raise ShapeError(f"update_slice: update {u.short()} at {start} does not fit in {x.short()} (dimension {d})")
-    return ShapeDtype(x.shape, result_dtype(x.dtype, u.dtype))
-
-
-def _update_slice_impl(x, u, start_indices):
-    out = np.array(x, copy=True)
-    out[tuple(slice(s0, s0 + n) for s0, n in zip(start_indices, np.shape(u)))] = u
-    return out
-
-
-register(OpDef(
-    name=Op.UPDATE_SLICE, arity=2, shape_rule=_update_slice_shape,
-    impl=_update_slice_impl, flops=_zero, transcendentals=_zero, hlo="dynamic-update-slice",
-    attr_format=lambda p: f", start={_fmt_list(p['start_indices'])}",
-    doc="A copy of operand 0 with a block replaced by operand 1 (what x.at[...].set(v) records).",
-))
-
-
-def _constant_shape(avals, p):
-    a = p["value"].array
-    return ShapeDtype(a.shape, p["dtype"])
-
-
-register(OpDef(
-    name=Op.CONSTANT, arity=0, shape_rule=_constant_shape,
-    impl=lambda value, dtype: value.array.astype(numpy_dtype(dtype), copy=False),
-    flops=_zero, transcendentals=_zero, hlo="constant",
-    attr_format=lambda p: f"  /* {p['value']!r} */",
-))
-
-
-def _iota_shape(avals, p):
-    return ShapeDtype(tuple(p["shape"]), p["dtype"])
-
-
-def _iota_impl(shape, dtype, dimension):
-    idx = np.arange(shape[dimension], dtype=numpy_dtype(dtype))
-    expanded = [1] * len(shape)
-    expanded[dimension] = shape[dimension]
-    return np.broadcast_to(idx.reshape(expanded), shape).copy()
-
-
-register(OpDef(
-    name=Op.IOTA, arity=0, shape_rule=_iota_shape, impl=_iota_impl,
-    flops=_zero, transcendentals=_zero, hlo="iota", ptx="cvt.rn",
-    attr_format=lambda p: f", iota_dimension={p['dimension']}",
-))
+# the data-movement and constant rows (reshape, transpose, broadcast, slice, concatenate, update_slice,
+# constant, iota) live in labsim.core.ops_movement, which the core package imports (registering them)

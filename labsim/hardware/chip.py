@@ -60,6 +60,11 @@ def _frozen(m: Mapping | None) -> Mapping:
     return MappingProxyType(dict(m or {}))
 
 
+# Threads per warp on every NVIDIA GPU generation labsim models (Ampere, Hopper, Blackwell): the CUDA
+# C++ Programming Guide, "SIMT Architecture" (nvidia-cuda-guide). The one place labsim states it.
+WARP_SIZE = 32
+
+
 @dataclass(frozen=True)
 class SMLimits:
     """The per-SM resources of an NVIDIA GPU: what decides how many blocks an SM holds at once
@@ -81,7 +86,7 @@ class SMLimits:
     registers_per_sm: int
     shared_per_sm: int  # bytes, the largest shared-memory carve-out
     shared_per_block: int  # bytes, the most one block may ask for (opt-in)
-    warp_size: int = 32
+    warp_size: int = WARP_SIZE
     max_threads_per_block: int = 1024
     registers_per_block: int = 65536
     max_registers_per_thread: int = 255
@@ -194,4 +199,4 @@ class Chip:
         return self.peak_flops(dtype, unit) / self.hbm_bandwidth
 
 
-__all__ = ["Chip", "ChipKind", "Link", "RATE_KEYS", "SMLimits", "TF32", "Unit"]
+__all__ = ["Chip", "ChipKind", "Link", "RATE_KEYS", "SMLimits", "TF32", "Unit", "WARP_SIZE"]

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..compiler.kernel import Kernel, KernelKind
 from ..compiler.program import Program
@@ -134,6 +134,17 @@ class KernelCost:
     special_rate: float = 0.0  # special-function ops/s that transcendentals were charged at
     special_time: float = 0.0  # transcendentals / special_rate (part of compute_time)
     latency_floor: float = 0.0  # the chip's min_kernel_time
+    source: Kernel | None = field(default=None, compare=False, repr=False)  # the kernel costed
+    chip: Chip | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def launch(self):
+        """The kernel's launch on a GPU: the very ``ls.Launch`` of its kernel IR
+        (``ls.simt.kernel_ir(kernel, chip).launch``, lowered once and cached); ``None`` on a TPU or CPU."""
+        if self.source is None or self.chip is None or self.chip.kind is not ChipKind.GPU:
+            return None
+        from ..compiler.emit import kernel_ir
+        return kernel_ir(self.source, self.chip).launch
 
     @property
     def time(self) -> float:
@@ -177,7 +188,7 @@ def kernel_cost(kernel: Kernel, chip: Chip | str) -> KernelCost:
                       bandwidth=chip.hbm_bandwidth, compute_time=compute,
                       memory_time=kernel.bytes / chip.hbm_bandwidth, assumed=assumed,
                       precision=kernel.precision, special_rate=special_rate, special_time=special,
-                      latency_floor=chip.min_kernel_time)
+                      latency_floor=chip.min_kernel_time, source=kernel, chip=chip)
 
 
 @dataclass(frozen=True)
@@ -420,10 +431,7 @@ def gpu_terms(kernel: Kernel, chip: Chip | str, *, memory_latency: float = HBM_L
     ir = kernel_ir(kernel, c)
     # registers: the IR's count, capped by what one block may hold (beyond it a compiler spills)
     regs = max(1, min(ir.registers_per_thread, max_registers_per_thread(c, ir.block)))
-    shared = ir.shared_bytes
-    if kernel.kind is KernelKind.CONTRACTION:  # the tile plan's bytes (the IR holds 16-bit tiles as fp32)
-        from ..compiler.codegen import tile_plan
-        shared = tile_plan(kernel, c).launch.shared_bytes
+    shared = ir.launch.shared_bytes  # the launch's declared bytes, as the SIMT machine's occupancy
     occ = occupancy(c, threads_per_block=ir.block, registers_per_thread=regs,
                     shared_bytes_per_block=min(shared, c.sm.shared_per_block))
     sms = c.compute_units

@@ -2,7 +2,9 @@
 
 * ``occupancy`` - blocks and warps per SM and the limiting resource (:mod:`.occupancy`);
 * ``run_ir`` - run one kernel IR with real values and play it on the SMs' warp schedulers, returning a
-  :class:`KernelRun` with its outputs and :class:`WarpTrace` (:mod:`.machine`);
+  :class:`KernelRun` with its outputs and :class:`WarpTrace` (:mod:`.machine`; the machine's state in
+  :mod:`.state`, its instruction table in :mod:`.values`, the issue model in :mod:`.schedule`, what a
+  run returns in :mod:`.results`);
 * ``run`` / ``kernel_ir`` - lower and run the kernels the compiler emits (:mod:`.program`);
 * ``transactions`` - sectors and lines of one warp's access (:mod:`.coalescing`);
 * ``run_blocks`` - run a Triton-like block kernel (``ls.blocks``) lowered to the kernel IR (:mod:`.blocks`);

@@ -11,12 +11,12 @@ stride of 32 elements gives every lane a sector and a line of its own. The machi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from ...hardware import WARP_SIZE as WARP
 
 import numpy as np
 
 SECTOR = 32  # bytes
 LINE = 128  # bytes
-WARP = 32
 
 
 @dataclass(frozen=True)

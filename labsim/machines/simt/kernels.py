@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...compiler.isa import Builder, Imm, KernelIR, Param, Special, Unit
+from ...hardware import WARP_SIZE as WARP
 
-WARP = 32
 
 
 @dataclass
@@ -94,7 +94,7 @@ def divergent_kernel(a: int = 4, b: int = 4, *, pattern: str = "contiguous", tak
     ir = bld.build("divergent" if not select else "select", [("x", "float32", n), ("y", "float32", n)], 1, 1, n,
                    header=[f"// y = x + {a} if x > 0 else x * 2**{b}  ({'select' if select else 'branch'}, "
                            f"{pattern} lanes, {taken} of 32 take the if path)",
-                           "// pseudo-PTX: PTX-like for reading (labsim's kernel IR, run by ls.simt)"])
+                           "// pseudo-PTX: PTX-like for reading (labsim's kernel IR, run by ls.simt)"]).verify()
     lanes = taken_lanes(pattern, taken)
     x = np.tile(np.where(lanes, 1.0, -1.0), warps).astype(np.float32)
     y = np.where(x > 0, x + a, x * 2.0 ** b).astype(np.float32)
@@ -145,7 +145,7 @@ def latency_kernel(independent: int = 4, repeats: int = 32, *, warps: int = 8) -
     bld.emit("st", None, ay, acc, type="f32", mod=("global",), unit=Unit.MEM)
     bld.emit("exit", unit=Unit.CONTROL)
     ir = bld.build("latency", [("x", "float32", n), ("y", "float32", n)], 1, 1, n,
-                   header=[f"// {repeats} x (load, {independent} independent instructions, use)"])
+                   header=[f"// {repeats} x (load, {independent} independent instructions, use)"]).verify()
     x = np.arange(n, dtype=np.float32)
     extra = sum(1.0 + i for i in range(independent))
     y = (x * repeats + extra).astype(np.float32)
@@ -189,7 +189,7 @@ def strided_kernel(stride: int = 1, *, offset: int = 0, dtype: str = "float32", 
     bld.emit("st", None, ay, v, type=t, mod=("global",), unit=Unit.MEM)
     bld.emit("exit", unit=Unit.CONTROL)
     ir = bld.build("strided", [("x", dtype, size), ("y", dtype, threads)], 1, 1, threads,
-                   header=[f"// y[i] = x[{offset} + i*{stride}]"])
+                   header=[f"// y[i] = x[{offset} + i*{stride}]"]).verify()
     x = np.arange(size).astype(numpy_dtype(dtype))
     y = x[offset + np.arange(threads) * stride]
     load_pc = next(i for i, ins in enumerate(ir.code) if ins.op == "ld" and "global" in ins.mod)

@@ -1,0 +1,153 @@
+"""What a run of the SIMT machine returns: its errors, stall reasons, timing parameters, memory records,
+the per-cycle :class:`WarpTrace` and the :class:`KernelRun`."""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...compiler.isa import KernelIR
+from ...core import alu
+from ...hardware import WARP_SIZE as WARP
+
+
+class SimtError(RuntimeError):
+    """A kernel did something no GPU would let pass (an access out of bounds, a barrier deadlock)."""
+
+
+class Stall(enum.IntEnum):
+    """What a resident warp did in one cycle (the trace's ``state`` codes)."""
+
+    ISSUED = 0  # it issued an instruction
+    NOT_SELECTED = 1  # it was ready, but its scheduler issued another warp
+    MEMORY = 2  # waiting for a global-memory load
+    DEPENDENCY = 3  # waiting for the result of an arithmetic, SFU or shared-memory instruction
+    PIPE_BUSY = 4  # the unit it needs (SFU, FMA lanes, tensor core) is still busy
+    BARRIER = 5  # waiting at bar.sync for the rest of its block
+    EXITED = 6  # finished
+    NOT_LAUNCHED = 7  # its block is not on an SM yet (it waits for a later wave)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """The issue model's parameters, in cycles. Defaults are labsim's round numbers (not measurements):
+    a global load's result arrives ``memory`` cycles after issue (hundreds of cycles on HBM GPUs),
+    shared memory and shuffles in ``shared``, FMA-lane results in ``alu``, special functions in
+    ``sfu``. A tile-level matrix instruction keeps its sub-partition's tensor core busy for
+    FLOPs / ``tensor_flops`` cycles. The default 1,024 dense 16-bit FLOPs per cycle per tensor core
+    is derived, not published: H100 SXM's 989.4 TFLOP/s / (132 SMs x 4 tensor cores x 1.83 GHz)
+    is about 1,024 (preset numbers and the boost clock of NVIDIA's Hopper architecture table); a
+    labsim assumption for the other generations."""
+
+    alu: int = 4
+    sfu: int = 16
+    shared: int = 24
+    memory: int = 400
+    branch: int = 1
+    tensor_flops: int = 1024  # dense 16-bit FLOPs per cycle per tensor core (derived for H100, see above)
+
+
+@dataclass
+class MemStat:
+    """One global load or store instruction executed by some warps: per warp, how many lanes took part
+    and how many 32-byte sectors and 128-byte lines their addresses touched."""
+
+    pc: int
+    store: bool
+    warps: np.ndarray
+    lanes: np.ndarray
+    sectors: np.ndarray
+    lines: np.ndarray
+
+
+@dataclass
+class WarpTrace:
+    """What happened, per cycle and per (SM, warp). Compact NumPy arrays:
+
+    * one row per issued warp-instruction: ``issue_cycle``, ``issue_warp`` (global warp id),
+      ``issue_pc`` (index into ``code``), ``issue_mask`` (uint32, bit *l* = lane *l* active);
+    * ``state[c, w]``: a :class:`Stall` code for warp ``w`` in cycle ``c`` (``ISSUED`` when it issued);
+    * per traced warp (the columns of ``state``): ``warps`` (its global id), ``warp_sm``,
+      ``warp_block``, ``warp_scheduler``.
+
+    ``code`` holds each instruction's text and ``units`` its unit name, so ``code[issue_pc[i]]`` is
+    what issued. Only the SMs in ``sms`` were played (all of them unless the run asked for fewer).
+    """
+
+    cycles: int
+    schedulers: int
+    code: list[str]
+    units: list[str]
+    issue_cycle: np.ndarray
+    issue_warp: np.ndarray
+    issue_pc: np.ndarray
+    issue_mask: np.ndarray
+    state: np.ndarray
+    warp_sm: np.ndarray
+    warp_block: np.ndarray
+    warp_scheduler: np.ndarray
+    sms: tuple[int, ...]
+    policy: str
+    warps: np.ndarray | None = None  # the global warp id of each column of ``state`` (ascending)
+
+    @property
+    def n_warps(self) -> int:
+        return len(self.warp_sm)
+
+    def active_lanes(self) -> np.ndarray:
+        """Active lanes of each issued instruction."""
+        return np.array([bin(int(m)).count("1") for m in self.issue_mask], dtype=np.int64)
+
+    def lane_utilisation(self) -> float:
+        """Mean of active lanes / 32 over the issued instructions."""
+        return float(self.active_lanes().mean() / WARP) if len(self.issue_mask) else 0.0
+
+    def issue_utilisation(self, sm: int | None = None) -> float:
+        """Issued instructions / (cycles x schedulers) on one SM (default: the first traced one)."""
+        sm = self.sms[0] if sm is None else sm
+        warps = np.flatnonzero(self.warp_sm == sm)
+        issued = np.isin(self.issue_warp, warps).sum()
+        return float(issued / (self.cycles * self.schedulers)) if self.cycles else 0.0
+
+    def stall_counts(self) -> dict[str, int]:
+        """Warp-cycles in each state, over the traced SMs (resident warps only)."""
+        vals, counts = np.unique(self.state, return_counts=True)
+        return {Stall(int(v)).name.lower(): int(c) for v, c in zip(vals, counts)}
+
+    def issues_of(self, warp: int) -> np.ndarray:
+        """The pcs warp ``warp`` issued, in order."""
+        return self.issue_pc[self.issue_warp == warp]
+
+
+@dataclass
+class KernelRun:
+    """One kernel on the machine: its IR, outputs (flat buffers by parameter name), the trace and counts."""
+
+    ir: KernelIR
+    outputs: dict[str, np.ndarray]
+    trace: WarpTrace | None
+    warp_instructions: int  # issued warp-instructions (all warps)
+    thread_instructions: int  # sum of active lanes over them
+    mem: list[MemStat]
+    blocks_per_sm: int
+    chip: str
+
+    @property
+    def launch(self):
+        """The launch it ran with: its IR's (``ls.simt.kernel_ir(kernel, chip).launch``, one object)."""
+        return self.ir.launch
+
+    @property
+    def cycles(self) -> int | None:
+        return self.trace.cycles if self.trace is not None else None
+
+    def transactions(self, pc: int | None = None, store: bool | None = None) -> dict[str, int]:
+        """Requests (warp-instructions), sectors and lines of global loads/stores, optionally at one pc."""
+        ms = [m for m in self.mem if (pc is None or m.pc == pc) and (store is None or m.store == store)]
+        return {"requests": sum(len(m.warps) for m in ms), "sectors": int(sum(m.sectors.sum() for m in ms)),
+                "lines": int(sum(m.lines.sum() for m in ms)), "lanes": int(sum(m.lanes.sum() for m in ms))}
+
+
+# ----------------------------------------------------------------------------------------------
+# values
