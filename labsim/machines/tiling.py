@@ -50,7 +50,7 @@ import itertools
 import math
 from dataclasses import dataclass, field, replace
 
-from ..hardware import Chip, ChipKind, Unit, get
+from ..hardware import WARP_SIZE, Chip, ChipKind, Unit, get
 from ..hardware.chip import TF32
 from .simt import OccupancyError, occupancy
 from .simt.occupancy import Occupancy
@@ -59,9 +59,9 @@ from .simt.occupancy import Occupancy
 FRAGMENT = (16, 8, 16)  # (m, n, k)
 # wgmma.mma_async.m64nNk16 (PTX ISA, sm_90a): one warpgroup of 4 warps, M = 64, N a multiple of 8 up to 256
 WGMMA = (64, 8, 16, 256)  # (m, n step, k, largest n)
-WARPGROUP = 128  # threads
+WARPGROUP = 4 * WARP_SIZE  # threads: a warpgroup is four warps
 MMA_KINDS = ("mma.sync", "wgmma")
-WARP = 32
+WARP = WARP_SIZE  # threads per warp (hardware.WARP_SIZE, stated once)
 ADDRESS_REGISTERS = 16  # labsim estimate: registers for indices, addresses and loop counters
 # shared memory serves 32 banks x 4 bytes per clock per SM (CUDA C++ Programming Guide, "Shared Memory":
 # 32 banks, successive 32-bit words in successive banks, one access per bank per clock)
