@@ -175,6 +175,14 @@ class Chip:
             if not isinstance(value, int) or value < least:
                 raise ValueError(f"Chip {self.name!r}: {attr} must be an integer >= {least}, got {value!r}")
 
+    def sm_clock(self) -> float:
+        """The SM clock (Hz) a GPU preset implies: fp32 rate / (SMs · fp32 lanes · 2 FLOP per FMA).
+        A100: 19.5e12 / (108 · 64 · 2) = 1.41 GHz; H100 SXM: 66.9e12 / (132 · 128 · 2) = 1.98 GHz. It turns
+        the SIMT machine's cycles into seconds."""
+        if self.sm is None or "float32" not in self.vector_flops:
+            raise ValueError(f"{self.name} has no SMs with fp32 lanes: no SM clock to derive")
+        return self.vector_flops["float32"] / (self.compute_units * self.sm.fp32_lanes * 2)
+
     def peak_flops(self, dtype="float32", unit: Unit | str | None = None) -> float:
         """Dense peak FLOP/s for ``dtype`` on ``unit`` (default: the fastest unit that supports it)."""
         dt = dtype if dtype in RATE_KEYS else canonical_dtype(dtype)

@@ -345,9 +345,8 @@ def plan(m: int, n: int, k: int, tile: Tile | tuple = (128, 128, 32), chip: Chip
 
 
 def sm_clock(c: Chip) -> float:
-    """The SM clock implied by the preset: fp32 rate / (SMs · fp32 lanes · 2 FLOP per FMA).
-    A100: 19.5e12 / (108 · 64 · 2) = 1.41 GHz; H100 SXM: 66.9e12 / (132 · 128 · 2) = 1.98 GHz."""
-    return c.vector_flops["float32"] / (c.compute_units * c.sm.fp32_lanes * 2)
+    """The SM clock implied by the preset (:meth:`labsim.Chip.sm_clock`)."""
+    return get(c).sm_clock()
 
 
 # the space the tuner searches (powers of two, as Triton's and CUTLASS's configurations are)

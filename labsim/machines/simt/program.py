@@ -17,8 +17,9 @@ from ...compiler.program import Program
 from ...core.dtypes import numpy_dtype
 from ...core.ir import Literal
 from ...core.pytree import tree_flatten
-from ...hardware import get as get_chip
-from .machine import KernelRun, run_ir
+from ...hardware import Chip, get as get_chip
+from ..events import Event, EventKind, Trace, UnitId, UnitKind
+from .machine import KernelRun, SimtError, run_ir
 
 
 @dataclass
@@ -27,6 +28,7 @@ class ProgramRun:
 
     outputs: object
     kernels: list[KernelRun]
+    chip: Chip | None = None  # the chip the kernels ran on
 
     @property
     def thread_instructions(self) -> int:
@@ -35,6 +37,34 @@ class ProgramRun:
     @property
     def warp_instructions(self) -> int:
         return sum(k.warp_instructions for k in self.kernels)
+
+    @property
+    def trace(self) -> Trace:
+        """The run as an ``ls.Trace`` (what ``viz.timeline`` draws): the kernels one after another on
+        stream 0, and on each SM that the issue model played, the span from its first to its last issued
+        instruction of each kernel. Cycles become seconds at the SM clock the preset implies
+        (:meth:`labsim.Chip.sm_clock`). Needs a timed run: ``ls.simt.run(..., trace="auto")`` or
+        ``trace=True`` (the default, ``trace=False``, computes values only)."""
+        untimed = [k.ir.name for k in self.kernels if k.trace is None]
+        if untimed:
+            raise SimtError(f"ls.simt.run(...).trace: kernel(s) {', '.join(untimed)} ran for values only; run "
+                            f"with trace='auto' or trace=True to record the timing")
+        events, t0 = [], 0.0
+        hz = self.chip.sm_clock() if self.chip is not None else 0.0
+        for k in self.kernels:
+            wt = k.trace
+            events.append(Event(UnitId(0, UnitKind.STREAM), k.ir.name, t0, t0 + wt.cycles / hz, EventKind.KERNEL,
+                                detail=f"{wt.cycles:,} cycles; {k.warp_instructions:,} warp-instructions"))
+            if len(wt.issue_cycle):
+                sm_of = np.asarray(wt.warp_sm)[np.searchsorted(np.asarray(wt.warps), wt.issue_warp)] \
+                    if wt.warps is not None else np.asarray(wt.warp_sm)[wt.issue_warp]
+                for sm in np.unique(sm_of):
+                    cyc = wt.issue_cycle[sm_of == sm]
+                    events.append(Event(UnitId(0, UnitKind.SM, int(sm)), k.ir.name, t0 + float(cyc.min()) / hz,
+                                        t0 + float(cyc.max() + 1) / hz, EventKind.COMPUTE,
+                                        detail=f"{len(cyc):,} warp-instructions issued"))
+            t0 += wt.cycles / hz
+        return Trace(events, chip_names=(self.chip.name,) if self.chip is not None else ())
 
 
 def run(prog: Program, *args, chip="H100 SXM", select: str = "select", **kw) -> ProgramRun:
@@ -70,7 +100,7 @@ def run(prog: Program, *args, chip="H100 SXM", select: str = "select", **kw) -> 
             continue
         buf = buffers[id(prog.buffer(o))]
         outs.append(buf.reshape(o.aval.shape).astype(numpy_dtype(o.aval.dtype)))
-    return ProgramRun(outs[0] if len(outs) == 1 else tuple(outs), runs)
+    return ProgramRun(outs[0] if len(outs) == 1 else tuple(outs), runs, c)
 
 
 def run_kernel(k: Kernel, buffers: dict[int, np.ndarray], chip="H100 SXM", *, select: str = "select",
