@@ -38,9 +38,9 @@ from ..compiler.kernel import Kernel, KernelKind
 from ..compiler.program import Program
 from ..core import ops
 from ..core.dtypes import numpy_dtype
+from ..core.interpreter import coerce_args
 from ..core.ir import Literal, Var
 from ..core.ops import OpKind
-from ..core.pytree import tree_flatten
 from ..core.trace import bind
 from . import systolic
 from .events import Event, EventKind, Trace, UnitId, UnitKind
@@ -214,27 +214,8 @@ def blockwise(x3, y3, sched, kname: str = "dot", *, integer: bool = False, passe
 
 
 def _args(prog: Program, args) -> list[np.ndarray]:
-    g = prog.graph
-    if g.in_tree is not None and len(args) != len(g.inputs):
-        args, _ = tree_flatten(tuple(args))
-    if len(args) != len(g.inputs):
-        sig = ", ".join(f"{n}: {v.aval.short()}" for n, v in zip(g.input_names, g.inputs))
-        raise TypeError(f"ls.tpu.run: the program ({sig}) takes {len(g.inputs)} argument(s), got {len(args)}")
-    out = []
-    for i, (v, a) in enumerate(zip(g.inputs, args)):
-        name = g.input_names[i] if i < len(g.input_names) else f"p{i}"
-        arr = np.asarray(a)
-        if arr.dtype == object or arr.dtype.kind in "USV":
-            raise TypeError(f"ls.tpu.run: argument {i} ({name}) is {type(a).__name__}, not a numeric array")
-        if arr.shape != v.aval.shape:
-            raise ValueError(f"ls.tpu.run: argument {i} ({name}) has shape {arr.shape}, the program expects "
-                             f"{v.aval.short()}")
-        target = numpy_dtype(v.aval.dtype)
-        if not np.can_cast(arr.dtype, target, casting="same_kind"):
-            raise TypeError(f"ls.tpu.run: argument {i} ({name}) has dtype {arr.dtype}, which does not convert "
-                            f"safely to the program's {v.aval.dtype}")
-        out.append(arr.astype(target, copy=False))
-    return out
+    """The program's inputs, checked as ``ls.evaluate`` checks them (one vocabulary for every machine)."""
+    return coerce_args(prog.graph, args, "ls.tpu.run")
 
 
 def _kernel_events(kr: KernelRun) -> list[Event]:

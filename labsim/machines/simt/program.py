@@ -15,8 +15,8 @@ from ...compiler.emit import kernel_ir
 from ...compiler.kernel import Kernel
 from ...compiler.program import Program
 from ...core.dtypes import numpy_dtype
+from ...core.interpreter import coerce_args
 from ...core.ir import Literal
-from ...core.pytree import tree_flatten
 from ...hardware import Chip, get as get_chip
 from ..events import Event, EventKind, Trace, UnitId, UnitKind
 from .machine import KernelRun, SimtError, run_ir
@@ -76,16 +76,10 @@ def run(prog: Program, *args, chip="H100 SXM", select: str = "select", **kw) -> 
         raise TypeError(f"ls.simt.run: expected a compiled Program (ls.compile(graph)), got {type(prog).__name__}")
     c = get_chip(chip)
     g = prog.graph
-    if g.in_tree is not None and len(args) != len(g.inputs):
-        args, _ = tree_flatten(tuple(args))
-    if len(args) != len(g.inputs):
-        raise TypeError(f"ls.simt.run: the program takes {len(g.inputs)} input(s), got {len(args)}")
     buffers: dict[int, np.ndarray] = {}
-    for v, a in zip(g.inputs, args):
-        arr = np.asarray(a)
-        if arr.shape != v.aval.shape:
-            raise ValueError(f"ls.simt.run: input of shape {arr.shape}, the program expects {v.aval.short()}")
-        buffers[id(v)] = arr.astype(numpy_dtype(v.aval.dtype)).ravel()
+    # checked as ls.evaluate checks them: count, structure, numeric, shape, a safe dtype
+    for v, arr in zip(g.inputs, coerce_args(g, args, "ls.simt.run")):
+        buffers[id(v)] = np.array(arr, copy=True).ravel()  # the machine never writes into the caller's array
     for n in g.nodes:
         if n.op == "constant":
             buffers[id(n.out)] = np.asarray(n.params["value"].array, numpy_dtype(n.out.aval.dtype)).ravel()
