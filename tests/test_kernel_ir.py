@@ -94,8 +94,14 @@ def _order_terms(prog) -> int:
     for k in prog.kernels:
         for node in k.nodes:
             if node.op in ("reduce_sum", "mean", "softmax", "layer_norm"):
-                n = max(n, node.operands[0].aval.size // max(node.out.aval.size, 1), node.operands[0].aval.shape[-1]
-                        if node.operands[0].aval.ndim else 1)
+                shape = node.operands[0].aval.shape
+                axes = node.params.get("axis", node.params.get("axes"))
+                axes = tuple(range(len(shape))) if axes is None else (axes,) if isinstance(axes, int) else tuple(axes)
+                along = 1
+                for a in axes:  # the terms one output sums: the product of the reduced axes
+                    along *= shape[a] if shape else 1
+                n = max(n, node.operands[0].aval.size // max(node.out.aval.size, 1), along,
+                        shape[-1] if shape else 1)
             elif node.op == "dot":
                 n = max(n, node.operands[0].aval.size * node.operands[1].aval.size // max(node.out.aval.size, 1))
     return n
