@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import html
+import itertools
 import json
 from typing import Any, Callable, Mapping, Sequence
 
@@ -26,6 +27,10 @@ from .faces import (Figure, Interactive, _caption, _fig_json, _static_html, figu
                     shared_ranges, _apply_ranges, _extents)
 
 MAX_STEPS = 120
+
+
+#: the live face runs every control combination up front when there are at most this many
+WARM_COMBINATIONS = 8
 
 
 def _copy(fig):
@@ -89,6 +94,16 @@ class Animation(Interactive):
             controls = {"_": [0]}
         super().__init__(lambda **p: _copy(self.frames_for(**p)[0]), controls, alt=alt, defaults=defaults,
                          labels=labels, formats=formats, shared_axes=True, caption=caption, name=name, kinds=kinds)
+        # Live face, a few control combinations: run them all now, as the website's face does, so that a
+        # move of a control answers at once (the first run of a combination is what a reader waits for).
+        if not in_book() and not self._no_controls:
+            combos = list(itertools.product(*self.controls_spec.values()))
+            if len(combos) <= WARM_COMBINATIONS:
+                for combo in combos:
+                    try:
+                        self.frames_for(**{**self.params, **dict(zip(self.controls_spec, combo))})
+                    except Exception:  # a combination that fails says so when the reader picks it
+                        pass
 
     def _params(self, params):
         return {} if self._no_controls else {k: v for k, v in params.items() if k != "_"}
