@@ -52,3 +52,8 @@ def test_loads_per_thread():
 def test_bad_input_names_the_argument(kw):
     with pytest.raises(ValueError, match=next(iter(kw))):
         inflight.littles_law("H100 SXM", **kw)
+
+
+def test_littles_law_refuses_a_chip_without_sms_by_its_own_name():
+    with pytest.raises(ValueError, match=r"littles_law: .*TPU v5e has no SMs"):
+        ls.inflight.littles_law("TPU v5e")

@@ -75,6 +75,9 @@ def littles_law(chip: Chip | str = "H100 SXM", *, latency_cycles: float | None =
     from .simt import Timing
     from .tiling import _gpu, sm_clock
 
+    if get(chip).sm is None:  # name the function the reader called, not the tiling model it borrows
+        raise ValueError(f"littles_law: {get(chip).name} has no SMs; it applies to a GPU preset "
+                         "(A100 80GB, H100 SXM, H200, B200)")
     c = _gpu(chip)
     lat = Timing().memory if latency_cycles is None else latency_cycles
     clk = sm_clock(c) if clock is None else clock
