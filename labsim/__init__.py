@@ -53,6 +53,7 @@ from .machines import simt, systolic
 from .machines import tiling, tpu
 from .machines import collectives, inflight, splitk
 from .machines.events import HOST_CHIP, Direction, Event, EventKind, Trace, UnitId, UnitKind
+from .support.errors import ArgumentError, ArgumentTypeError, LabsimError
 from .machines.roofline import (Bound, KernelCost, OutOfMemory, OutOfMemoryError, ProgramCost, estimate,
                                 kernel_cost, memory_check)
 from .machines.runtime import RunResult, simulate
@@ -78,7 +79,7 @@ __all__ = [
     "PlanLostError", "grad", "value_and_grad", "vjp",
     "TreeDef", "tree_flatten", "tree_unflatten", "tree_leaves", "tree_structure", "tree_map", "tree_util",
     "Chip", "ChipKind", "Link", "Unit", "hardware", "ops", "dtypes", "numpy", "nn",
-    "estimate", "kernel_cost", "KernelCost", "ProgramCost", "Bound", "OutOfMemory", "OutOfMemoryError",
+    "estimate", "kernel_cost", "KernelCost", "ProgramCost", "Bound", "OutOfMemory", "OutOfMemoryError", "LabsimError", "ArgumentError", "ArgumentTypeError",
     "memory_check", "passes", "assign_buffers", "llm", "serving", "counting", "parity", "host", "blocks", "simt", "systolic",
     "tiling", "tpu", "collectives", "inflight", "splitk",
     "simulate", "RunResult", "Event", "EventKind", "Trace", "UnitId", "UnitKind", "Direction", "HOST_CHIP", "Table",

@@ -34,6 +34,8 @@ of an array is an error here (on a GPU it reads or corrupts other memory).
 """
 from __future__ import annotations
 
+from ..support.errors import LabsimError
+
 import functools
 import inspect
 import math
@@ -54,7 +56,7 @@ class constexpr:  # noqa: N801 (Triton's spelling)
     """Annotation for a compile-time constant parameter (``BLOCK_SIZE: tl.constexpr``)."""
 
 
-class BlockError(ValueError):
+class BlockError(LabsimError, ValueError):
     """A block kernel broke one of Triton's rules; the message names the rule and the program."""
 
 

@@ -20,6 +20,8 @@ compiler landscape" compares them):
 """
 from __future__ import annotations
 
+from ..support.errors import LabsimError
+
 import enum
 import heapq
 import math
@@ -78,7 +80,7 @@ class Split:
 Decision = NotFused | Duplicated | Merged | Split
 
 
-class PlanError(ValueError):
+class PlanError(LabsimError, ValueError):
     """A fusion plan that does not describe the graph it is attached to."""
 
 

@@ -4,6 +4,8 @@ Introduced in "The journey of one matrix product" and studied in "The compiler a
 """
 from __future__ import annotations
 
+from ..support.errors import LabsimError
+
 from typing import Sequence
 
 from ..core.ir import Graph, VerifyError
@@ -12,7 +14,7 @@ from .passes import PIPELINE, Pass
 from .program import Program
 
 
-class PlanLostError(ValueError):
+class PlanLostError(LabsimError, ValueError):
     """A pass after ``fuse`` changed the graph, so the fusion plan no longer describes it."""
 
 

@@ -12,12 +12,14 @@ checks what the SIMT machine would otherwise trip over in the middle of a run:
 """
 from __future__ import annotations
 
+from ..support.errors import LabsimError
+
 import numpy as np
 
 from .instr import Imm, Label, Param, reg_dtype, successors
 
 
-class IRError(ValueError):
+class IRError(LabsimError, ValueError):
     """A kernel IR that breaks one of :func:`verify`'s rules (the message names the instruction)."""
 
 

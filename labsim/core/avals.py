@@ -5,6 +5,8 @@ The lowest floor of the IR: the op table's shape rules, the graph and the tracer
 """
 from __future__ import annotations
 
+from ..support.errors import LabsimError
+
 import functools
 import math
 import operator
@@ -14,7 +16,7 @@ from typing import Any
 from .dtypes import HLO_NAME, ITEMSIZE as _ITEMSIZE, canonical_dtype, itemsize
 
 
-class ShapeError(ValueError):
+class ShapeError(LabsimError, ValueError):
     """Operands whose shapes do not fit the op. The message names the op and the shapes."""
 
 
@@ -23,7 +25,7 @@ class IndexingError(ShapeError, IndexError):
     ``IndexError``, so code written for NumPy catches it."""
 
 
-class TraceError(TypeError):
+class TraceError(LabsimError, TypeError):
     """A value that cannot be traced, or a traced value used where a concrete one is needed."""
 
 

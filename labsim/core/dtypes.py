@@ -23,6 +23,8 @@ JAX's documented rules):
 """
 from __future__ import annotations
 
+from ..support.errors import LabsimError
+
 import numpy as np
 
 # name -> bytes per element. bfloat16 and the float8 types have no NumPy dtype; labsim evaluates them
@@ -57,7 +59,7 @@ HLO_NAME = {
 }
 
 
-class DtypeError(TypeError, ValueError):
+class DtypeError(LabsimError, TypeError, ValueError):
     """An unknown or unsupported dtype."""
 
 

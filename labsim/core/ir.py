@@ -7,6 +7,8 @@ Everything is frozen; passes build new graphs instead of editing old ones.
 """
 from __future__ import annotations
 
+from ..support.errors import LabsimError
+
 import dataclasses
 import functools
 import itertools
@@ -133,7 +135,7 @@ def _check_node(i: int, n: "Node") -> None:
     n.__dict__["_verified"] = True
 
 
-class VerifyError(AssertionError):
+class VerifyError(LabsimError, AssertionError):
     """A graph breaks one of the invariants listed in :meth:`Graph.verify`."""
 
 

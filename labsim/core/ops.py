@@ -17,6 +17,8 @@ multiply-accumulate (``2·M·N·K``); data movement costs 0.
 """
 from __future__ import annotations
 
+from ..support.errors import LabsimError
+
 import enum
 import math
 from dataclasses import dataclass, replace
@@ -127,7 +129,7 @@ class OpDef:
 REGISTRY: dict[str, OpDef] = {}
 
 
-class UnknownOpError(KeyError):
+class UnknownOpError(LabsimError, KeyError):
     pass
 
 

@@ -33,6 +33,8 @@
 """
 from __future__ import annotations
 
+from ..support.errors import LabsimError
+
 import math
 from typing import Sequence
 
@@ -75,7 +77,7 @@ NAMES = {"all_gather": "AllGather", "reduce_scatter": "ReduceScatter", "all_redu
          "all_to_all": "AllToAll"}
 
 
-class CollectiveError(ValueError):
+class CollectiveError(LabsimError, ValueError):
     """Bad input to a collective: a count, a shape, a topology or a sharding that cannot work."""
 
 

@@ -55,6 +55,7 @@ from ..compiler.kernel import Kernel, KernelKind
 from ..compiler.program import Program
 from ..hardware import Chip, ChipKind, Unit, get
 from ..hardware.chip import TF32
+from ..support.errors import OutOfMemoryError
 
 # the host's cost of one runtime call (enqueue a launch or a copy): a model parameter, not a datasheet
 # number; labsim.machines.runtime.simulate uses the same default
@@ -207,10 +208,6 @@ class OutOfMemory:
                 f"({self.capacity / 1e9:.2f} GB); largest live buffers: {items}")
 
 
-class OutOfMemoryError(MemoryError):
-    def __init__(self, report: OutOfMemory) -> None:
-        super().__init__(str(report))
-        self.report = report
 
 
 def memory_check(prog: Program, chip: Chip | str) -> OutOfMemory | None:

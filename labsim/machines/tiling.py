@@ -46,6 +46,8 @@ few output tiles to fill the SMs.
 """
 from __future__ import annotations
 
+from ..support.errors import LabsimError
+
 import itertools
 import math
 from dataclasses import dataclass, field, replace
@@ -69,7 +71,7 @@ SHARED_BYTES_PER_CLOCK = 128
 _ITEMSIZE = {"bfloat16": 2, "float16": 2, "float32": 4, "float8_e4m3fn": 1, "int8": 1}
 
 
-class TilingError(ValueError):
+class TilingError(LabsimError, ValueError):
     """A tile that cannot run: the message names the limit it breaks."""
 
 

@@ -43,6 +43,8 @@ with ``ls.evaluate``'s rules (:mod:`labsim.machines.tpu_run`).
 """
 from __future__ import annotations
 
+from ..support.errors import LabsimError
+
 import math
 from dataclasses import dataclass, field
 
@@ -60,7 +62,7 @@ SUBLANES = 8  # rows of A enter the MXU in groups of 8 (bf16[8,128] @ bf16[128,1
 DEFAULT_BLOCK = 1024  # the compiler's starting block edge, before it is fitted to the problem and to VMEM
 
 
-class TPUError(ValueError):
+class TPUError(LabsimError, ValueError):
     """A request the TPU model cannot honour (not a TPU, a block that does not fit VMEM, ...)."""
 
 

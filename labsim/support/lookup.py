@@ -1,12 +1,14 @@
 """Case-insensitive lookup in a table of presets, with an error that lists the names it knows."""
 from __future__ import annotations
 
+from .errors import LabsimError
+
 from typing import Mapping, TypeVar
 
 T = TypeVar("T")
 
 
-class UnknownNameError(ValueError, KeyError):
+class UnknownNameError(LabsimError, ValueError, KeyError):
     """A name that is not in a table of presets. A ValueError (a bad argument value), and a KeyError
     too so that ``except KeyError`` around a preset lookup keeps working; printed as a plain message."""
 

@@ -1,6 +1,8 @@
 """The lowering table: which kernel-IR instruction each element-wise Op becomes, and reductions' combiners."""
 from __future__ import annotations
 
+from ...support.errors import LabsimError
+
 import numpy as np
 
 from ...core import alu, ops
@@ -33,7 +35,7 @@ LOWERING: dict[Op, tuple] = {op: _rule(op) for op in (
 """Elementwise Op -> its instruction in the kernel IR; each instruction names its Op (``attrs["alu"]``)."""
 
 
-class LoweringError(NotImplementedError):
+class LoweringError(LabsimError, NotImplementedError):
     """A kernel this lowering does not handle (the message says which part)."""
 
 

@@ -20,6 +20,8 @@ calculator also honours a smaller carve-out the program asks for).
 """
 from __future__ import annotations
 
+from ...support.errors import LabsimError
+
 import enum
 import operator
 from dataclasses import dataclass
@@ -41,7 +43,7 @@ class Limiter(str, enum.Enum):
         return self.value
 
 
-class OccupancyError(ValueError):
+class OccupancyError(LabsimError, ValueError):
     """A launch that no SM can hold: the message names the limit it breaks."""
 
 

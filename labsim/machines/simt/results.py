@@ -2,6 +2,8 @@
 the per-cycle :class:`WarpTrace` and the :class:`KernelRun`."""
 from __future__ import annotations
 
+from ...support.errors import LabsimError
+
 import enum
 from dataclasses import dataclass
 
@@ -12,7 +14,7 @@ from ...core import alu
 from ...hardware import WARP_SIZE as WARP
 
 
-class SimtError(RuntimeError):
+class SimtError(LabsimError, RuntimeError):
     """A kernel did something no GPU would let pass (an access out of bounds, a barrier deadlock)."""
 
 
