@@ -1,5 +1,5 @@
 # The labsim book: the only entry points a reader needs.
-#   make book   build the website into _build/html (executes every chapter)
+#   make book   build the website into _build/html (executes every chapter); STUDENT=1: without solutions
 #   make test   build the book, then run every test (unit, notebooks, browser)
 #   make lab    JupyterLab on chapters/, .md files open as notebooks, widgets live
 #   make serve  serve _build/html on http://127.0.0.1:8000
@@ -68,9 +68,18 @@ _build/.labsim-stamp: $(LABSIM_SRC) $(wildcard book/data/*.json) crosscheck/refs
 	rm -rf _build/.jupyter_cache _build/jupyter_execute _build/.doctrees
 	@mkdir -p _build && touch $@
 
+# make book STUDENT=1: the student edition, every solution cut out (book/_ext/labsim_student.py), built
+# into _build/student/_build/html beside the full book.
+STUDENT ?=
+ifeq ($(STUDENT),1)
+book: $(STAMP) sysdeps _build/.labsim-stamp
+	LABSIM_BOOK=1 LABSIM_STUDENT=1 $(VENV)/bin/jb build . -W --keep-going --path-output _build/student
+	@echo "built the student edition: open _build/student/_build/html/index.html"
+else
 book: $(STAMP) sysdeps _build/.labsim-stamp
 	LABSIM_BOOK=1 $(VENV)/bin/jb build . -W --keep-going
 	@echo "built: open _build/html/index.html, or run: make serve"
+endif
 
 test: book
 	LABSIM_REQUIRE_BOOK=1 LABSIM_CHROMIUM=$(CHROMIUM) $(PY) -m pytest tests

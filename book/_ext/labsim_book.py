@@ -264,6 +264,7 @@ def build_font(root: Path, static: Path) -> str:
 
 
 def setup(app: Sphinx) -> dict:
+    app.setup_extension("labsim_student")  # make book STUDENT=1: the edition without solutions
     app.add_node(figref_node)
     app.add_role("figref", _figref_role)
     app.connect("doctree-read", _doctree_read)
