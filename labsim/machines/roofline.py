@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 
 from ..compiler.kernel import Kernel, KernelKind
 from ..compiler.program import Program
-from ..hardware import Chip, ChipKind, Unit, get
+from ..hardware import Chip, ChipKind, ExecUnit, get
 from ..hardware.chip import TF32
 from ..support.errors import OutOfMemoryError
 
@@ -82,7 +82,7 @@ class Bound(enum.Enum):
     LATENCY = "latency"  # the kernel is shorter than the chip's latency floor
 
 
-def unit_for(kernel: Kernel, chip: Chip) -> tuple[Unit, str]:
+def unit_for(kernel: Kernel, chip: Chip) -> tuple[ExecUnit, str]:
     """Which unit runs ``kernel`` on ``chip``, and the key of the rate that applies ("tf32" or a dtype).
 
     A float32 contraction follows its precision: TF32 tensor cores on an NVIDIA GPU that lists a
@@ -96,19 +96,19 @@ def unit_for(kernel: Kernel, chip: Chip) -> tuple[Unit, str]:
     if kernel.kind is KernelKind.CONTRACTION:
         if kernel.dtype == "float32" and chip.kind is ChipKind.GPU and TF32 in chip.matrix_flops \
                 and kernel.precision != "highest":
-            return Unit.MATRIX, TF32
+            return ExecUnit.MATRIX, TF32
         if kernel.dtype == "float32" and chip.kind is ChipKind.TPU and "bfloat16" in chip.matrix_flops:
-            return Unit.MATRIX, "bfloat16"
+            return ExecUnit.MATRIX, "bfloat16"
         if kernel.dtype in chip.matrix_flops:
-            return Unit.MATRIX, kernel.dtype
+            return ExecUnit.MATRIX, kernel.dtype
     if kernel.dtype in chip.vector_flops:
-        return Unit.VECTOR, kernel.dtype
+        return ExecUnit.VECTOR, kernel.dtype
     if "float32" in chip.vector_flops:
-        return Unit.VECTOR, "float32"
+        return ExecUnit.VECTOR, "float32"
     for dt in (kernel.dtype, "bfloat16"):
         if dt in chip.matrix_flops:
-            return Unit.MATRIX, dt
-    return Unit.MATRIX, max(chip.matrix_flops, key=chip.matrix_flops.get)
+            return ExecUnit.MATRIX, dt
+    return ExecUnit.MATRIX, max(chip.matrix_flops, key=chip.matrix_flops.get)
 
 
 def matrix_passes(kernel: Kernel, chip: Chip) -> int:
@@ -121,7 +121,7 @@ def matrix_passes(kernel: Kernel, chip: Chip) -> int:
 @dataclass(frozen=True)
 class KernelCost:
     kernel: str
-    unit: Unit
+    unit: ExecUnit
     dtype: str
     flops: int
     transcendentals: int
@@ -183,7 +183,7 @@ def kernel_cost(kernel: Kernel, chip: Chip | str) -> KernelCost:
         special_rate = vec
         special = kernel.transcendentals / special_rate
         compute = kernel.flops / peak + special
-    assumed = kernel.kind is not KernelKind.CONTRACTION and unit is Unit.MATRIX
+    assumed = kernel.kind is not KernelKind.CONTRACTION and unit is ExecUnit.MATRIX
     return KernelCost(kernel=kernel.name, unit=unit, dtype=key, flops=kernel.flops,
                       transcendentals=kernel.transcendentals, bytes=kernel.bytes, peak_flops=peak,
                       bandwidth=chip.hbm_bandwidth, compute_time=compute,

@@ -54,7 +54,7 @@ from ..compiler.kernel import Kernel, KernelKind
 from ..compiler.program import Program
 from ..core import ops
 from ..core.ops import OpKind
-from ..hardware import Chip, ChipKind, Unit, get
+from ..hardware import Chip, ChipKind, ExecUnit, get
 from . import roofline
 from .roofline import KernelCost, ProgramCost
 
@@ -270,7 +270,7 @@ def schedule_dot(m: int, n: int, k: int, chip: Chip | str = "TPU v5e", *, batch:
     if passes is None:
         raise TPUError(f"schedule_dot: precision must be one of {sorted(roofline.TPU_BF16_PASSES)}, got {precision!r}")
     key = "bfloat16" if dtype in ("float32", "bfloat16") or dtype not in chip_.matrix_flops else dtype
-    peak = chip_.peak_flops(key, Unit.MATRIX) / (passes if dtype == "float32" else 1)
+    peak = chip_.peak_flops(key, ExecUnit.MATRIX) / (passes if dtype == "float32" else 1)
     vpu = chip_.vector_flops.get("float32") or peak  # no sourced VPU rate: the roofline's assumption
     bw = chip_.hbm_bandwidth
     r, c = core.mxu
@@ -399,7 +399,7 @@ def kernel_cost(kernel: Kernel, chip: Chip | str = "TPU v5e", *, double_buffer: 
                          out_dtype=kernel.outputs[0].aval.dtype if kernel.outputs else None,
                          precision=kernel.precision, double_buffer=double_buffer,
                          epilogue_flops=max(0, kernel.flops - dot_flops))
-    return TPUKernelCost(kernel=kernel.name, unit=Unit.MATRIX, dtype=base.dtype, flops=kernel.flops,
+    return TPUKernelCost(kernel=kernel.name, unit=ExecUnit.MATRIX, dtype=base.dtype, flops=kernel.flops,
                          transcendentals=kernel.transcendentals, bytes=sched.bytes, peak_flops=sched.peak_flops,
                          bandwidth=core.chip.hbm_bandwidth, compute_time=sched.mxu_time,
                          memory_time=sched.bytes / core.chip.hbm_bandwidth, precision=kernel.precision,

@@ -73,14 +73,14 @@ class WarpTrace:
     * per traced warp (the columns of ``state``): ``warps`` (its global id), ``warp_sm``,
       ``warp_block``, ``warp_scheduler``.
 
-    ``code`` holds each instruction's text and ``units`` its unit name, so ``code[issue_pc[i]]`` is
+    ``code`` holds each instruction's text and ``pipes`` the name of its :class:`~labsim.compiler.instr.Pipe`, so ``code[issue_pc[i]]`` is
     what issued. Only the SMs in ``sms`` were played (all of them unless the run asked for fewer).
     """
 
     cycles: int
     schedulers: int
     code: list[str]
-    units: list[str]
+    pipes: list[str]
     issue_cycle: np.ndarray
     issue_warp: np.ndarray
     issue_pc: np.ndarray
