@@ -50,6 +50,7 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from ..compiler.kernel import Kernel, KernelKind
 from ..compiler.program import Program
@@ -223,27 +224,6 @@ def memory_check(prog: Program, chip: Chip | str) -> OutOfMemory | None:
     return OutOfMemory(chip.name, int(chip.hbm_capacity), needed, tuple((b.name, b.size) for b in live))
 
 
-def stream_time(kernel_times, *, launch_overhead: float, host_api_time: float, call_overhead: float = 0.0,
-                synchronous: bool = False, ready=None) -> list[tuple[float, float, float]]:
-    """Play kernels on one stream: ``(issue time, start, end)`` of each, as the runtime does.
-
-    The host spends ``host_api_time + call_overhead`` issuing each launch; a kernel starts
-    ``launch_overhead`` after its launch was issued, after the previous kernel ends, and after its
-    inputs are ready (``ready[i]``), whichever is latest. ``synchronous`` (a CPU: the host thread runs
-    the kernel itself) makes the host wait for each kernel before issuing the next.
-    """
-    out = []
-    t_host = end = 0.0
-    for i, kt in enumerate(kernel_times):
-        t_host += host_api_time + call_overhead
-        start = max(t_host + launch_overhead, end, ready[i] if ready else 0.0)
-        end = start + kt
-        out.append((t_host, start, end))
-        if synchronous:
-            t_host = end
-    return out
-
-
 @dataclass(frozen=True)
 class ProgramCost:
     chip: Chip
@@ -262,10 +242,17 @@ class ProgramCost:
     def kernel_time(self) -> float:
         return sum(k.time for k in self.kernels)
 
-    def _schedule(self):
-        return stream_time([k.time for k in self.kernels], launch_overhead=self.launch_overhead,
-                           host_api_time=self.host_api_time, call_overhead=self.call_overhead,
-                           synchronous=self.synchronous)
+    @cached_property
+    def _stream(self) -> tuple[tuple[float, float, float], ...]:
+        from .runtime import stream_time  # the host timeline, played once on ls.host.Machine
+        return tuple(stream_time([k.time for k in self.kernels], launch_overhead=self.launch_overhead,
+                                 host_api_time=self.host_api_time, call_overhead=self.call_overhead,
+                                 synchronous=self.synchronous, chip=self.chip))
+
+    def _schedule(self) -> tuple[tuple[float, float, float], ...]:
+        """``(issue, start, end)`` of each kernel on one stream, as ``ls.host.Machine`` plays them
+        (:func:`labsim.machines.runtime.stream_time`, computed once per cost)."""
+        return self._stream
 
     @property
     def time(self) -> float:

@@ -105,9 +105,9 @@ def stream_time(kernel_times, *, launch_overhead: float, host_api_time: float, c
     The host spends ``host_api_time + call_overhead`` issuing each launch; a kernel starts
     ``launch_overhead`` after its launch was issued, after the previous kernel ends, and after its
     inputs are ready (``ready[i]``), whichever is latest. ``synchronous`` (a CPU: the host thread runs
-    the kernel itself) makes the host wait for each kernel before issuing the next. This is the
-    recurrence ``roofline.stream_time`` writes out by hand, computed by the one host machine instead.
-    ``chip`` only names the machine: every time comes from the arguments.
+    the kernel itself) makes the host wait for each kernel before issuing the next. This is labsim's
+    one host timeline: ``ProgramCost.time`` (``ls.estimate``) reads it, and ``simulate`` runs the same
+    machine. ``chip`` only names the machine: every time comes from the arguments.
     """
     from ..core.avals import ShapeDtype
 
