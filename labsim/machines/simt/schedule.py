@@ -219,7 +219,9 @@ def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n
         cycles=cycle, schedulers=schedulers, code=[i.text() for i in code], pipes=[i.pipe.value for i in code],
         issue_cycle=np.array(ic, np.int64), issue_warp=np.array(iw, np.int64), issue_pc=np.array(ip, np.int64),
         issue_mask=np.array(im, np.uint32), state=state, warp_sm=warp_sm[traced],
-        warp_block=traced // nw, warp_scheduler=warp_sched[traced], sms=tuple(sms), policy=policy, warps=traced)
+        warp_block=traced // nw, warp_scheduler=warp_sched[traced], sms=tuple(sms), policy=policy, warps=traced,
+        clock_hz=chip.sm_clock(), name=ir.name, chip_names=(chip.name,),
+        warp_instructions=int(sum(len(p) for p, _ in seqs)))
 
 
 # ----------------------------------------------------------------------------------------------
