@@ -54,8 +54,8 @@ from .machines import tiling, tpu
 from .machines import collectives, inflight, splitk
 from .machines.events import HOST_CHIP, Direction, Event, EventKind, Trace, UnitId, UnitKind
 from .support.errors import ArgumentError, ArgumentTypeError, LabsimError
-from .machines.roofline import (Bound, KernelCost, OutOfMemory, OutOfMemoryError, ProgramCost, estimate,
-                                kernel_cost, memory_check)
+from .machines.roofline import Bound, KernelCost, OutOfMemory, OutOfMemoryError, kernel_cost, memory_check
+from .machines.program_cost import ProgramCost, estimate
 from .machines.runtime import RunResult, simulate
 from .models import counting, llm, serving
 from .peers import parity

@@ -37,7 +37,7 @@ ONE_HOME = {
     ("class", "UnitKind"): "labsim/machines/events.py",  # the kind of a lane in a trace
     ("def", "listing"): "labsim/compiler/emit/__init__.py",  # the kernel IR printed
     ("def", "tile_plan_text"): "labsim/compiler/codegen.py",  # a contraction's tile plan printed
-    ("def", "stream_time"): "labsim/machines/runtime.py",  # the host timeline of one stream, on ls.host
+    ("def", "stream_time"): "labsim/machines/stream.py",  # the host timeline of one stream, on ls.host
 }
 
 

@@ -36,7 +36,7 @@ and all MXUs treated as one array with the chip's total rate.
 
 Time and bytes come back through the same cost interface as the GPU: :func:`kernel_cost` returns a
 :class:`~labsim.machines.roofline.KernelCost` (whose ``time`` is the schedule's length) and
-:func:`estimate` a :class:`~labsim.machines.roofline.ProgramCost`, so ``ls.tpu.estimate(prog, "TPU v5e")``
+:func:`estimate` a :class:`~labsim.machines.program_cost.ProgramCost`, so ``ls.tpu.estimate(prog, "TPU v5e")``
 and ``ls.estimate(prog, "H100 SXM")`` compare field by field. :func:`run` (``ls.tpu.run(prog, *args)``)
 plays the same schedule with real values: each MXU block through ``ls.systolic``, the rest on the VPU
 with ``ls.evaluate``'s rules (:mod:`labsim.machines.tpu_run`).
@@ -56,7 +56,8 @@ from ..core import ops
 from ..core.ops import OpKind
 from ..hardware import Chip, ChipKind, ExecUnit, get
 from . import roofline
-from .roofline import KernelCost, ProgramCost
+from .program_cost import ProgramCost
+from .roofline import KernelCost
 
 SUBLANES = 8  # rows of A enter the MXU in groups of 8 (bf16[8,128] @ bf16[128,128] per push)
 DEFAULT_BLOCK = 1024  # the compiler's starting block edge, before it is fitted to the problem and to VMEM
@@ -410,7 +411,7 @@ def kernel_cost(kernel: Kernel, chip: Chip | str = "TPU v5e", *, double_buffer: 
 def estimate(prog: Program, chip: Chip | str = "TPU v5e", *, double_buffer: bool = True,
              check_memory: bool = True) -> ProgramCost:
     """Every kernel of ``prog`` on a TPU (contractions scheduled onto the MXU), as a
-    :class:`~labsim.machines.roofline.ProgramCost`: the same fields as ``ls.estimate`` on a GPU."""
+    :class:`~labsim.machines.program_cost.ProgramCost`: the same fields as ``ls.estimate`` on a GPU."""
     if not isinstance(prog, Program):
         raise TypeError(f"estimate: prog must be a Program, got {type(prog).__name__} "
                         "(compile a traced graph first: prog = ls.compile(graph))")
