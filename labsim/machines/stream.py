@@ -7,10 +7,8 @@ with copies added, so the two agree when the data is already on the device.
 """
 from __future__ import annotations
 
-from ..core.avals import ShapeDtype
 from ..hardware import Chip
 from ..support.errors import ArgumentError
-from .events import EventKind
 from .host import Machine
 
 
@@ -35,18 +33,23 @@ def stream_time(kernel_times, *, launch_overhead: float, host_api_time: float, c
     m = Machine(chip, launch_time=issue, launch_latency=issue + launch_overhead,
                 op_time=0.0, call_time=0.0, api_time=host_api_time, queue_depth=1 << 40, command_buffers=False,
                 synchronous=bool(synchronous))
-    token = ShapeDtype((), "float32")
-    issued = []
+    out = []
     for i, d in enumerate(times):
-        deps = ()
-        if ready is not None:
-            a = m.resident(token)
-            a.ready = ready[i]
-            deps = (a,)
-        issued.append(m.now + issue)  # the queue never fills, so the launch call starts now
-        m.launch(f"k{i}", *deps, duration=d, eager=False)
-    kernels = m.trace.of_kind(EventKind.KERNEL)
-    return [(t, k.start, k.end) for t, k in zip(issued, kernels)]
+        deps = (_Ready(ready[i]),) if ready is not None else ()
+        # the machine's own launch step (what Machine.launch does after checking its arguments): the
+        # queue never fills, so the host's launch call starts now and returns ``issue`` later
+        t_issued = m.now + issue
+        end = m._kernel(f"k{i}", d, "", None, None, deps, 0, issue, "launch")
+        out.append((t_issued, end - d, end))
+    return out
 
+
+class _Ready:
+    """An input that is ready at a given time (all ``Machine._kernel`` reads of an input)."""
+
+    __slots__ = ("ready",)
+
+    def __init__(self, ready: float) -> None:
+        self.ready = ready
 
 __all__ = ["stream_time"]
