@@ -42,8 +42,11 @@ class Dataflow(enum.Enum):
 
 
 def _check_dims(rows, cols, fn: str = "ls.systolic.stats", **dims) -> tuple[int, int]:
-    R = count(fn, "rows (processing elements per column)", rows, minimum=1)
-    C = count(fn, "cols (processing elements per row)", cols, minimum=1)
+    R, C = count(fn, "rows", rows, minimum=-2**63), count(fn, "cols", cols, minimum=-2**63)
+    for name, v in (("rows", R), ("cols", C)):
+        if v < 1:
+            raise ArgumentError(f"{fn}: the array needs at least one row and one column: {name}={v} "
+                                f"(accepted: an integer >= 1, processing elements)")
     for name, v in dims.items():
         count(fn, f"matrix dimension {name}", v, minimum=1)
     return R, C
