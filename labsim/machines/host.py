@@ -90,6 +90,8 @@ D2H = UnitId(0, UnitKind.COPY_ENGINE, 0, Direction.D2H)
 from .hostarrays import (Array, CapturedGraph, StreamEvent, _aval_of, _compiled, _count, _Ready,  # noqa: E402
                          HostError, _launch_value, _reserve, _seconds)
 from .hostchoices import MODES, How, Mode  # noqa: E402
+from . import hostloop as _loop  # noqa: E402
+from .hostloop import EXPLICIT_KERNELS  # noqa: E402
 
 
 class Machine(_graphs.GraphLaunches):
@@ -337,7 +339,7 @@ class Machine(_graphs.GraphLaunches):
         kernel is one op, and the host pays ``op_time + launch_time`` for each. A traced Graph is compiled
         for the mode (``jit``: the full pipeline; ``eager``: no passes, one kernel per op).
         """
-        mode = Mode.of(mode, "mode", where="call")
+        mode = Mode.of(mode, "mode", ArgumentError, where="Machine.call")
         s = self._stream(stream)
         prog = self._program(prog, mode)
         g = prog.graph
@@ -439,7 +441,13 @@ class Machine(_graphs.GraphLaunches):
         return max([self._device_free, *self._stream_end.values(), *(x for v in self._engines.values() for x in v)])
 
 
-from .hostloop import EXPLICIT_KERNELS, kernel_loop  # noqa: E402  (ls.host.kernel_loop)
+def kernel_loop(n: int, duration: float, *, chip: Chip | str = "H100 SXM", how: How | str = How.ASYNC,
+                fused: int = 1, eager: bool = True, **machine_kw) -> Machine:
+    """The chapter's experiment: ``n`` kernels of ``duration`` seconds each, dispatched eagerly, on a new
+    :class:`Machine` (``machine_kw`` go to it), returned after the loop. ``how``: "async", "sync" or
+    "graph"; ``fused`` ops per kernel; ``eager`` adds ``op_time`` per launch. Past
+    :data:`EXPLICIT_KERNELS` kernels the steady state is aggregated (:mod:`labsim.machines.hostloop`)."""
+    return _loop.kernel_loop(Machine, n, duration, chip=chip, how=how, fused=fused, eager=eager, **machine_kw)
 
 
 __all__ = ["Array", "CapturedGraph", "Machine", "StreamEvent", "kernel_loop", "How", "Mode", "HOST", "H2D", "STREAM",

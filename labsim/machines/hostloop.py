@@ -16,9 +16,10 @@ import math
 
 from ..hardware import Chip
 from ..support.errors import ArgumentError, count, nonnegative
-from .events import EventKind, Event
+from .events import HOST_CHIP, Event, EventKind, UnitId, UnitKind
 from .hostchoices import How
 
+HOST = UnitId(HOST_CHIP, UnitKind.HOST_THREAD)  # the host thread (as labsim.machines.host.HOST)
 EXPLICIT_KERNELS = 10_000  # kernels simulated and recorded one by one before a steady state may be aggregated
 MAX_KERNELS = 10 ** 15     # a loop longer than this is refused (its end time would lose its last digits)
 
@@ -36,7 +37,7 @@ def _steady(hist: list, tol: float = 1e-9) -> float | None:
     return None
 
 
-def kernel_loop(n: int, duration: float, *, chip: Chip | str = "H100 SXM", how: How | str = How.ASYNC,
+def kernel_loop(machine_class, n: int, duration: float, *, chip: Chip | str = "H100 SXM", how: How | str = How.ASYNC,
                 fused: int = 1, eager: bool = True, **machine_kw):
     """The chapter's experiment: ``n`` kernels of ``duration`` seconds each, dispatched eagerly.
 
@@ -48,8 +49,9 @@ def kernel_loop(n: int, duration: float, *, chip: Chip | str = "H100 SXM", how: 
     launches from compiled code). Returns the :class:`~labsim.machines.host.Machine` after the loop.
     Loops longer than :data:`EXPLICIT_KERNELS` are aggregated once they reach a steady state (see the
     module docstring): the end times are the same, the trace holds one event for the repeated part.
+    ``machine_class`` is :class:`labsim.machines.host.Machine` (``ls.host.kernel_loop`` passes it).
     """
-    from .host import Machine
+    Machine = machine_class
 
     how = How.of(how, "how", ArgumentError, where="kernel_loop")
     n = count("kernel_loop", "n (kernels)", n, minimum=1, maximum=MAX_KERNELS)
@@ -57,6 +59,12 @@ def kernel_loop(n: int, duration: float, *, chip: Chip | str = "H100 SXM", how: 
     duration = nonnegative("kernel_loop", "duration (seconds per kernel)", duration)
     if not isinstance(eager, bool):
         raise ArgumentError(f"kernel_loop: eager must be True or False, got {eager!r}")
+    import inspect
+    known = [p for p in inspect.signature(Machine.__init__).parameters if p not in ("self", "chip")]
+    unknown = sorted(set(machine_kw) - set(known))
+    if unknown:
+        raise ArgumentError(f"kernel_loop: unknown keyword argument(s) {', '.join(map(repr, unknown))}; it accepts "
+                            f"n, duration, chip, how, fused, eager and the Machine's {', '.join(known)}")
     m = Machine(chip, **machine_kw)
     m.aggregated_kernels = 0
     k = -(-n // fused)
@@ -92,7 +100,6 @@ def kernel_loop(n: int, duration: float, *, chip: Chip | str = "H100 SXM", how: 
 
 def _advance(m, rest: int, p: float, d: float, i: int, k: int, how: How) -> None:
     """Advance ``m`` by ``rest`` steady iterations of period ``p`` and record them as one event per unit."""
-    from .host import HOST
 
     span = rest * p
     if not math.isfinite(span):
@@ -112,4 +119,4 @@ def _advance(m, rest: int, p: float, d: float, i: int, k: int, how: How) -> None
     m.aggregated_kernels = rest
 
 
-__all__ = ["EXPLICIT_KERNELS", "MAX_KERNELS", "kernel_loop"]
+__all__ = ["EXPLICIT_KERNELS", "MAX_KERNELS"]

@@ -119,6 +119,8 @@ from .systolic_closed import (BATCH_CELLS, SCALESIM_CYCLE_OFFSET, STREAM_CELLS, 
 from .systolic_machine import _as_matrix, _simulate_os, _simulate_stationary
 from .systolic_trace import Cycle, SystolicTrace
 
+MAX_SIMULATED_PES = 1 << 20  # simulate() refuses larger arrays (its registers are folds × R × C cells)
+
 __all__ = ["Dataflow", "simulate", "cycles", "stats", "Stats", "Result", "SystolicTrace", "Cycle",
            "SCALESIM_CYCLE_OFFSET", "scalesim_ofmap_writes"]
 
@@ -166,6 +168,13 @@ def simulate(A, B, *, rows: int, cols: int, dataflow="ws", trace: bool | None = 
         raise ArgumentError(f"ls.systolic.simulate: A is {M}×{K} and B is {K}×{N}: every dimension must be at least 1")
     st = stats(M, N, K, rows=R, cols=C, dataflow=df)
     cells = st.cycles * R * C
+    if trace is not None and not isinstance(trace, bool):
+        raise ArgumentError(f"ls.systolic.simulate: trace must be True, False or None (record small runs), "
+                            f"got {trace!r}")
+    if R * C > MAX_SIMULATED_PES:
+        raise ArgumentError(f"ls.systolic.simulate: a {R:,}×{C:,} array has {R * C:,} processing elements, more than "
+                            f"the {MAX_SIMULATED_PES:,} the cycle-by-cycle machine simulates; ls.systolic.stats "
+                            f"gives every number of it in closed form")
     if trace is None:
         trace = cells <= TRACE_AUTO_CELLS
     elif trace and cells > TRACE_MAX_CELLS:

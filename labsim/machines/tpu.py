@@ -300,9 +300,16 @@ def run_dot(a, b, chip: Chip | str = "TPU v5e", *, precision: str = "default", *
     accumulators; integers exact). ``kw`` goes to :func:`schedule_dot` (``blocks``, ``double_buffer``).
     Returns the product (float32, or int64 for integers) and the schedule. For a compiled program use
     ``ls.tpu.run``."""
-    a, b = np.asarray(a), np.asarray(b)
+    try:
+        a, b = np.asarray(a), np.asarray(b)
+    except (ValueError, TypeError) as e:
+        raise ArgumentError(f"ls.tpu.run_dot: a and b must be 2-D arrays of numbers ({e})") from None
+    for name, x in (("a", a), ("b", b)):
+        if x.dtype.kind not in "biuf":
+            raise ArgumentTypeError(f"ls.tpu.run_dot: {name} must hold real numbers (bool, int or float), got "
+                                    f"dtype {x.dtype}")
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
-        raise TPUError(f"run_dot: need a[m, k] and b[k, n] with the same k, got {a.shape} and {b.shape}")
+        raise TPUError(f"ls.tpu.run_dot: need a[m, k] and b[k, n] with the same k, got {a.shape} and {b.shape}")
     integer = a.dtype.kind in "iub" and b.dtype.kind in "iub"
     dtype = str(a.dtype) if a.dtype.kind == "f" else ("int8" if integer else "float32")
     sched = schedule_dot(a.shape[0], b.shape[1], a.shape[1], chip, dtype=dtype, precision=precision, **kw)
@@ -334,7 +341,7 @@ def kernel_cost(kernel: Kernel, chip: Chip | str = "TPU v5e", *, double_buffer: 
     as the roofline costs it (on the VPU)."""
     core = TensorCore.of(chip)
     if not isinstance(kernel, Kernel):
-        raise TypeError(f"kernel_cost: kernel must be a Kernel, got {type(kernel).__name__} "
+        raise ArgumentTypeError(f"ls.tpu.kernel_cost: kernel must be a Kernel, got {type(kernel).__name__} "
                         "(a Program holds its kernels in prog.kernels)")
     base = roofline.kernel_cost(kernel, core.chip)
     if kernel.kind is not KernelKind.CONTRACTION:
@@ -361,7 +368,7 @@ def estimate(prog: Program, chip: Chip | str = "TPU v5e", *, double_buffer: bool
     """Every kernel of ``prog`` on a TPU (contractions scheduled onto the MXU), as a
     :class:`~labsim.machines.roofline.ProgramCost`: the same fields as ``ls.estimate`` on a GPU."""
     if not isinstance(prog, Program):
-        raise TypeError(f"estimate: prog must be a Program, got {type(prog).__name__} "
+        raise ArgumentTypeError(f"ls.tpu.estimate: prog must be a Program, got {type(prog).__name__} "
                         "(compile a traced graph first: prog = ls.compile(graph))")
     core = TensorCore.of(chip)
     c = core.chip
@@ -388,7 +395,7 @@ def run(prog: Program, *args, chip: Chip | str = "TPU v5e", double_buffer: bool 
     values through another array than the chip's MXU (``ws`` on ``chip.matrix_unit``), for figures
     whose cycles a reader can follow; the schedule, and so ``.time``, stay the chip's."""
     if not isinstance(prog, Program):
-        raise TypeError(f"ls.tpu.run: prog must be a compiled Program (prog = ls.compile(ls.trace(f, ...))), "
+        raise ArgumentTypeError(f"ls.tpu.run: prog must be a compiled Program (prog = ls.compile(ls.trace(f, ...))), "
                         f"got {type(prog).__name__}")
     core = TensorCore.of(chip)
     return _tpu_run.execute(prog, args, core, estimate(prog, core.chip, double_buffer=double_buffer),
