@@ -65,7 +65,7 @@ from ..core.interpreter import evaluate
 from ..core.ir import Graph
 from ..hardware import Chip, ChipKind, Link, get, get_link
 from .events import HOST_CHIP, Direction, Event, EventKind, Trace, UnitId, UnitKind
-from ..support.errors import ArgumentError, ArgumentTypeError
+from ..support.errors import ArgumentError, ArgumentTypeError, flag
 from . import graphs as _graphs
 from .graphs import MIN_GRAPH_SIZE, command_buffers  # noqa: F401  (ls.host.command_buffers, ...)
 from .roofline import HOST_API_TIME, kernel_cost
@@ -203,6 +203,9 @@ class Machine(_graphs.GraphLaunches):
         Returns at once with the future. From pageable memory (``pinned=False``) the host first copies the
         data into a pinned staging buffer; the DMA follows.
         """
+        flag("Machine.put", "pinned", pinned)
+        if name is not None and not isinstance(name, str):
+            raise ArgumentTypeError(f"Machine.put: name must be a string, got {name!r}")
         if self._capture is not None:
             raise HostError("put inside a graph capture: labsim captures kernel launches only")
         s = self._stream(stream)
@@ -243,6 +246,7 @@ class Machine(_graphs.GraphLaunches):
         for a in arrays:
             if not isinstance(a, Array) or a.machine is not self:
                 raise ArgumentTypeError(f"get: expected an Array of this machine, got {type(a).__name__} {a!r:.40}")
+        flag("Machine.get", "pinned", pinned)
         readies = [a._ready_or_raise("get") for a in arrays]
         if self._capture is not None:
             raise HostError("get inside a graph capture: CUDA forbids synchronising while capturing")
@@ -298,6 +302,7 @@ class Machine(_graphs.GraphLaunches):
         ``fn`` computes the output's value from the inputs' values; a value whose shape differs from ``out``
         (or the kernel's output) is refused, so the array's shape, dtype and bytes are its value's. ``eager`` adds ``op_time`` of Python dispatch to the launch call."""
         s = self._stream(stream)
+        flag("Machine.launch", "eager", eager)
         if isinstance(kernel, Kernel):
             kc = self._cost(kernel)
             name, d = kernel.name, kc.time if duration is None else _seconds(duration, "duration")

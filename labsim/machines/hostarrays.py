@@ -170,6 +170,9 @@ class StreamEvent:
 
     def elapsed(self, later: "StreamEvent") -> float:
         """Device time from this event to ``later`` (``cudaEventElapsedTime``, in seconds)."""
+        if not isinstance(later, StreamEvent) or later.machine is not self.machine:
+            raise ArgumentTypeError(f"StreamEvent.elapsed: later must be a StreamEvent of the same machine "
+                                    f"(m.record_event()), got {later!r:.40}")
         return later.time - self.time
 
 

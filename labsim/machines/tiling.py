@@ -196,6 +196,9 @@ def _tile(fn: str, tile) -> "Tile":
     return Tile(*tile)
 
 
+_TILE_FIELDS = ("bm", "bn", "bk", "wm", "wn", "stages")
+
+
 def _gpu(chip: Chip | str) -> Chip:
     c = get(chip)
     if c.kind is not ChipKind.GPU or c.sm is None or "compute_units" not in c.sources:
@@ -215,6 +218,9 @@ def registers_per_thread(tile: Tile, mma: str = "mma.sync") -> int:
     """The accumulator, two k-steps of A and B fragments, and the address registers (see the module).
     With ``mma="wgmma"`` the warp tile is a warpgroup's: its accumulator is spread over 128 threads and
     no A or B fragments are staged in registers (both are read from shared memory)."""
+    tile = _tile("registers_per_thread", tile)
+    if mma not in MMA_KINDS:
+        raise TilingError(f"registers_per_thread: mma must be one of {MMA_KINDS}, got {mma!r}")
     if mma == "wgmma":
         return tile.wm * tile.wn // WARPGROUP + ADDRESS_REGISTERS
     acc = tile.wm * tile.wn // WARP
@@ -352,6 +358,14 @@ WARP_SPLITS = ((1, 1), (2, 1), (1, 2), (2, 2), (4, 2), (2, 4))  # (bm/wm, bn/wn)
 
 def space(bms=BLOCK_SIZES, bns=BLOCK_SIZES, bks=K_SIZES, stages=STAGES, splits=WARP_SPLITS) -> list[Tile]:
     """Every tile of the search space (including impossible ones, which the landscape marks)."""
+    def ints(name, values):
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+            raise TilingError(f"space: {name} must be a sequence of positive integers, got {values!r}")
+        return [_positive("space", f"{name} entry", v) for v in values]
+    bms, bns, bks, stages = ints("bms", bms), ints("bns", bns), ints("bks", bks), ints("stages", stages)
+    if isinstance(splits, (str, bytes)) or not all(hasattr(p, "__len__") and len(p) == 2 for p in splits):
+        raise TilingError(f"space: splits must be (bm/wm, bn/wn) pairs of positive integers, got {splits!r}")
+    splits = [(_positive("space", "splits entry", a), _positive("space", "splits entry", b)) for a, b in splits]
     out = []
     for bm, bn, bk, st, (sm_, sn) in itertools.product(bms, bns, bks, stages, splits):
         if bm % sm_ or bn % sn:
@@ -377,6 +391,9 @@ class TuneResult:
 
     def grid(self, rows: str = "bm", cols: str = "bn") -> tuple[list[int], list[int], list[list[float]]]:
         """The landscape folded onto two tile dimensions: the best time (s) for each pair (inf: none fits)."""
+        for name, v in (("rows", rows), ("cols", cols)):
+            if v not in _TILE_FIELDS:
+                raise TilingError(f"TuneResult.grid: {name} must be one of {_TILE_FIELDS}, got {v!r}")
         rv = sorted({getattr(p.tile, rows) for p in self.landscape})
         cv = sorted({getattr(p.tile, cols) for p in self.landscape})
         z = [[min((p.time for p in self.landscape if getattr(p.tile, rows) == r and getattr(p.tile, cols) == c),

@@ -43,7 +43,7 @@ with ``ls.evaluate``'s rules (:mod:`labsim.machines.tpu_run`).
 """
 from __future__ import annotations
 
-from ..support.errors import ArgumentError, ArgumentTypeError, LabsimError, count, fits, nonnegative
+from ..support.errors import ArgumentError, ArgumentTypeError, LabsimError, count, fits, flag, nonnegative
 
 import math
 from dataclasses import dataclass, field
@@ -115,9 +115,15 @@ class Blocks:
     bn: int
     bk: int
 
+    def __post_init__(self) -> None:
+        for name in ("bm", "bn", "bk"):
+            object.__setattr__(self, name, _positive_int("ls.tpu.Blocks", name, getattr(self, name)))
+
     def vmem_bytes(self, in_itemsize: int, out_itemsize: int, buffers: int = 2) -> int:
         """VMEM the blocks take: ``buffers`` copies of the A and B blocks and of the C block, plus the
         float32 accumulator: ``buffers·(bm·bk + bk·bn)·s_in + buffers·bm·bn·s_out + 4·bm·bn``."""
+        for name, v in (("in_itemsize", in_itemsize), ("out_itemsize", out_itemsize), ("buffers", buffers)):
+            _positive_int("Blocks.vmem_bytes", name, v)
         return (buffers * (self.bm * self.bk + self.bk * self.bn) * in_itemsize
                 + buffers * self.bm * self.bn * out_itemsize + 4 * self.bm * self.bn)
 
@@ -126,6 +132,11 @@ def choose_blocks(m: int, n: int, k: int, core: TensorCore, in_itemsize: int = 2
                   double_buffer: bool = True) -> Blocks:
     """labsim's compiler rule: blocks of edge ``max(1024, MXU side)``, shrunk to the problem (rounded up to
     8 rows and to the MXU's sides), then halved (k first, then n, then m) until they fit VMEM."""
+    if not isinstance(core, TensorCore):
+        core = TensorCore.of(core)  # a chip or its name
+    m, n, k = (_positive_int("ls.tpu.choose_blocks", name, v) for name, v in (("m", m), ("n", n), ("k", k)))
+    in_itemsize, out_itemsize = (_positive_int("ls.tpu.choose_blocks", name, v)
+                                 for name, v in (("in_itemsize", in_itemsize), ("out_itemsize", out_itemsize)))
     r, c = core.mxu
     edge = max(DEFAULT_BLOCK, r, c)
     bm, bn, bk = min(_up(m, SUBLANES), edge), min(_up(n, c), edge), min(_up(k, r), edge)
@@ -211,6 +222,7 @@ class DotSchedule:
 
     def table(self, most: int = 12) -> list[dict]:
         """The first ``most`` steps as rows (times in µs), for a chapter's table."""
+        most = count("DotSchedule.table", "most (rows)", most, minimum=0)
         rows = []
         for s in self.steps[:most]:
             rows.append({"step (b,i,j,k)": str(s.index), "copy in (KiB)": s.load_bytes / 1024,
@@ -340,6 +352,7 @@ def kernel_cost(kernel: Kernel, chip: Chip | str = "TPU v5e", *, double_buffer: 
     schedule's HBM copies, which count an operand block twice where it is copied twice), anything else
     as the roofline costs it (on the VPU)."""
     core = TensorCore.of(chip)
+    flag("ls.tpu.kernel_cost", "double_buffer", double_buffer)
     if not isinstance(kernel, Kernel):
         raise ArgumentTypeError(f"ls.tpu.kernel_cost: kernel must be a Kernel, got {type(kernel).__name__} "
                         "(a Program holds its kernels in prog.kernels)")
@@ -371,6 +384,8 @@ def estimate(prog: Program, chip: Chip | str = "TPU v5e", *, double_buffer: bool
         raise ArgumentTypeError(f"ls.tpu.estimate: prog must be a Program, got {type(prog).__name__} "
                         "(compile a traced graph first: prog = ls.compile(graph))")
     core = TensorCore.of(chip)
+    flag("ls.tpu.estimate", "double_buffer", double_buffer)
+    flag("ls.tpu.estimate", "check_memory", check_memory)
     c = core.chip
     return ProgramCost(chip=c, kernels=tuple(kernel_cost(kn, c, double_buffer=double_buffer) for kn in prog.kernels),
                        launch_overhead=c.launch_overhead,
@@ -398,6 +413,8 @@ def run(prog: Program, *args, chip: Chip | str = "TPU v5e", double_buffer: bool 
         raise ArgumentTypeError(f"ls.tpu.run: prog must be a compiled Program (prog = ls.compile(ls.trace(f, ...))), "
                         f"got {type(prog).__name__}")
     core = TensorCore.of(chip)
+    flag("ls.tpu.run", "record", record)
+    flag("ls.tpu.run", "double_buffer", double_buffer)
     return _tpu_run.execute(prog, args, core, estimate(prog, core.chip, double_buffer=double_buffer),
                             schedule_dot=schedule_dot, record=record, array=array, dataflow=dataflow)
 

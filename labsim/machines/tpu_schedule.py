@@ -19,7 +19,7 @@ import itertools
 import sys
 from dataclasses import dataclass
 
-from ..support.errors import ArgumentError
+from ..support.errors import ArgumentError, ArgumentTypeError
 
 NEG = float("-inf")
 SUBLANES = 8
@@ -176,6 +176,9 @@ class Steps:
             if step < 0:
                 return tuple(self)[i]
             return tuple(itertools.islice(walk(self._plan), start, stop, step))
+        if isinstance(i, bool) or not hasattr(i, "__index__"):
+            raise ArgumentTypeError(f"DotSchedule.steps: an index must be an integer or a slice, got {i!r}")
+        i = i.__index__()
         j = i + self._n if i < 0 else i
         if not 0 <= j < self._n:
             raise _StepIndexError(f"DotSchedule.steps: index {i} out of range for {self._n:,} steps")
