@@ -58,6 +58,9 @@ def _reserve(machine: "Machine", fn: str, what: str, nbytes: int) -> None:
              where=f"{machine.chip.name}'s device memory{held}")
 
 
+_TOKEN = ShapeDtype((), "float32")  # the output of a kernel launched by name, without out= or a value
+
+
 def _launch_value(name: str, fn, inputs, out, declared) -> tuple[ShapeDtype, object]:
     """The aval and value of ``Machine.launch``'s output: ``fn``'s value (when every input has one) must
     have the declared shape (``out`` or the kernel's output); undeclared, the aval is the value's."""
@@ -75,7 +78,7 @@ def _launch_value(name: str, fn, inputs, out, declared) -> tuple[ShapeDtype, obj
         if value.dtype.kind not in "biufc":
             raise ArgumentTypeError(f"Machine.launch {name}: fn returned dtype {value.dtype}; it must return numbers")
     if value is None:
-        return (declared if declared is not None else ShapeDtype((), "float32")), None
+        return (declared if declared is not None else _TOKEN), None
     if declared is None:
         return ShapeDtype(value.shape, str(value.dtype)), value
     if tuple(value.shape) != tuple(declared.shape):
