@@ -45,6 +45,11 @@ What the machine models, and the numbers it uses:
   kernels ``graph_gap`` apart (:data:`GRAPH_NODE_GAP`: NVIDIA's post measured 3.4 µs per 2.9 µs kernel
   in a graph on a V100). labsim charges the gap only between graph nodes. Under ``jit`` on a GPU, runs of
   5 or more kernels are launched as one graph, as XLA:GPU does by default (``labsim.machines.graphs``).
+* **Device memory**: every live Array (put, resident, a launch's or a call's output) holds its bytes on
+  the device until Python collects it, as JAX frees a buffer when its last reference goes;
+  ``resident_bytes`` is their sum. A put or an output that would take it past the chip's
+  ``hbm_capacity`` raises ``OutOfMemoryError`` naming the array and the excess (a program's
+  intermediate buffers are not counted here; ``ls.estimate`` checks their peak).
 * **A CPU device** (``synchronous=True``, what ``ls.simulate`` uses on a CPU preset): the host thread
   runs each kernel itself, so it waits for each kernel before it dispatches the next.
 
