@@ -18,6 +18,7 @@ SCALESIM_CYCLE_OFFSET = 1
 TRACE_AUTO_CELLS = 200_000       # record the trace by default when cycles·R·C is at most this (≈ 10 MB)
 TRACE_MAX_CELLS = 4_000_000      # trace=True refuses more (the trace keeps 7 arrays of this many cells)
 BATCH_CELLS = 1 << 16            # PE registers simulated per NumPy step (folds × R × C), sized for L2
+MAX_DIM = 1 << 53               # the largest dimension accepted: every count stays exact in a float64
 STREAM_CELLS = 1 << 22           # at most this many stream values held per batch (folds × R × stream length)
 
 
@@ -42,13 +43,13 @@ class Dataflow(enum.Enum):
 
 
 def _check_dims(rows, cols, fn: str = "ls.systolic.stats", **dims) -> tuple[int, int]:
-    R, C = count(fn, "rows", rows, minimum=-2**63), count(fn, "cols", cols, minimum=-2**63)
+    R, C = count(fn, "rows", rows, minimum=-2**63, maximum=MAX_DIM), count(fn, "cols", cols, minimum=-2**63, maximum=MAX_DIM)
     for name, v in (("rows", R), ("cols", C)):
         if v < 1:
             raise ArgumentError(f"{fn}: the array needs at least one row and one column: {name}={v} "
                                 f"(accepted: an integer >= 1, processing elements)")
     for name, v in dims.items():
-        count(fn, f"matrix dimension {name}", v, minimum=1)
+        count(fn, f"matrix dimension {name}", v, minimum=1, maximum=MAX_DIM)
     return R, C
 
 

@@ -183,9 +183,9 @@ class TilePlan:
 def _positive(fn: str, name: str, v) -> int:
     """A positive integer (``operator.index``: no floats, strings or bools), else :class:`TilingError`."""
     try:
-        return count(fn, name, v, minimum=1)
+        return count(fn, name, v, minimum=1, maximum=1 << 53)
     except LabsimError:
-        raise TilingError(f"{fn}: {name} must be a positive integer, got {v!r} ({type(v).__name__})") from None
+        raise TilingError(f"{fn}: {name} must be a positive integer (at most 2**53), got {v!r} ({type(v).__name__})") from None
 
 
 def _tile(fn: str, tile) -> "Tile":

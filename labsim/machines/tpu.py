@@ -234,9 +234,9 @@ class DotSchedule:
 
 def _positive_int(fn: str, name: str, v) -> int:
     try:
-        return count(fn, name, v, minimum=1)
+        return count(fn, name, v, minimum=1, maximum=1 << 53)
     except LabsimError:
-        raise TPUError(f"{fn}: {name} must be a positive integer, got {v!r} ({type(v).__name__})") from None
+        raise TPUError(f"{fn}: {name} must be a positive integer (at most 2**53), got {v!r} ({type(v).__name__})") from None
 
 
 def schedule_dot(m: int, n: int, k: int, chip: Chip | str = "TPU v5e", *, batch: int = 1,
