@@ -376,3 +376,11 @@ def test_steps_are_dataclass_rows():
     s = ls.tpu.schedule_dot(256, 256, 256, "TPU v5e", blocks=(128, 128, 128))
     assert [dataclasses.astuple(x)[0] for x in s.steps[:3]] == [(0, 0, 0, 0), (0, 0, 0, 1), (0, 0, 1, 0)]
     assert isinstance(s.steps[0], tpu_schedule.Step)
+
+
+def test_flag_accepts_only_true_or_false():
+    from labsim.support.errors import flag
+    assert flag("f", "x", True) is True and flag("f", "x", np.bool_(False)) is False
+    for bad in ("yes", 1, 0, None, 1.0):
+        with pytest.raises(ArgumentTypeError, match=r"f: x must be True or False"):
+            flag("f", "x", bad)
