@@ -108,6 +108,9 @@ def fits(fn: str, what: str, need: float, capacity: float, *, where: str) -> Non
 
 def flag(fn: str, arg: str, value) -> bool:
     """``value`` as a bool: only ``True`` or ``False`` (a NumPy bool too); no strings, no 0/1."""
-    if type(value).__name__ == "bool_" or isinstance(value, bool):
+    if isinstance(value, bool):
+        return value
+    import numpy as np
+    if isinstance(value, np.bool_):
         return bool(value)
     raise ArgumentTypeError(f"{_name(fn, arg)} must be True or False, got {value!r} ({type(value).__name__})")
