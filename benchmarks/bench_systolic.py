@@ -15,6 +15,9 @@ Run with ``make bench`` (or ``python benchmarks/bench_systolic.py``). Prints two
    its controls (target under 1 MB) and the live face's control change (``Animation.update``: new frames
    simulated and drawn, the cache cleared before each) p50/p95.
 
+5. ``ls.systolic.cycles``/``stats`` at 65,536 × 65,536 × 64 on a 4×4 array and at 10⁹ per side:
+   closed forms in O(1) (target under 10 ms; the folds × folds matrix it replaced took 10 s and 4 GB).
+
 4. ``ls.tpu.run`` of a 2-layer MLP (``relu(x @ w1) @ w2``, bfloat16, batch 128, width 512) on the TPU
    v5e: the compiled program run with real values, best of 3 (target under 2 s).
 
@@ -124,6 +127,25 @@ def tpu_run_mlp(batch: int = 128, width: int = 512, repeats: int = 3) -> list[li
              f"{r.time * 1e6:.2f}", f"{min(ts):.2f}", "ok" if min(ts) < TARGET_RUN_S else "SLOW"]]
 
 
+def closed_forms() -> list[list[str]]:
+    rows = []
+    for label, f in (("cycles(65,536, 65,536, 64, 4×4, os)",
+                      lambda: ls.systolic.cycles(65536, 65536, 64, rows=4, cols=4, dataflow="os")),
+                     ("cycles(10⁹, 10⁹, 10⁹, 4×4, os)",
+                      lambda: ls.systolic.cycles(10**9, 10**9, 10**9, rows=4, cols=4, dataflow="os")),
+                     ("stats(10⁹, 10⁹, 10⁹, 128×128, ws)",
+                      lambda: ls.systolic.stats(10**9, 10**9, 10**9, rows=128, cols=128).cycles)):
+        t = min(_once(f) for _ in range(5))
+        rows.append([label, f"{f():.4g}" if f() > 1e15 else f"{f():,}", f"{t * 1e3:.3f}", "ok" if t < 0.01 else "SLOW"])
+    return rows
+
+
+def _once(f) -> float:
+    t0 = time.perf_counter()
+    f()
+    return time.perf_counter() - t0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="32×32 configurations only")
@@ -140,6 +162,8 @@ def main() -> None:
           ["configuration", "cycles", "p50", "p95", ""], trace_latency())
     table(f"3. the animation: page weight (KiB; target < 1,024) and a live control change (ms; target p95 ≤ {TARGET_MS:.0f})",
           ["controls", "combinations", "page KiB", "", "build s", "p50", "p95", ""], animation_costs())
+    table("5. closed forms at sizes too large to simulate (ms, best of 5; target < 10 ms)",
+          ["call", "answer", "ms", ""], closed_forms())
     table(f"4. ls.tpu.run of a compiled program with real values (s, best of 3; target < {TARGET_RUN_S:.0f} s)",
           ["program", "MXU blocks", "simulated µs", "wall s", ""], tpu_run_mlp())
 

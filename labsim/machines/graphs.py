@@ -21,7 +21,8 @@ from typing import Sequence
 
 from ..compiler.kernel import Kernel, KernelKind
 from .events import Event, EventKind
-from .hostarrays import CapturedGraph
+from ..support.errors import ArgumentError, ArgumentTypeError
+from .hostarrays import CapturedGraph, HostError
 
 #: ``xla_gpu_graph_min_graph_size``'s default: the fewest commands XLA:GPU records into one command buffer
 MIN_GRAPH_SIZE = 5
@@ -33,7 +34,7 @@ def command_type(kernel: Kernel) -> str:
     """The XLA:GPU command a labsim kernel stands for: a contraction is a cuBLAS GEMM ("CUBLAS"), every
     other kernel a fusion XLA emits itself ("FUSION")."""
     if not isinstance(kernel, Kernel):
-        raise TypeError(f"command_type: kernel must be a labsim Kernel, got {type(kernel).__name__}")
+        raise ArgumentTypeError(f"command_type: kernel must be a labsim Kernel, got {type(kernel).__name__}")
     return "CUBLAS" if kernel.kind is KernelKind.CONTRACTION else "FUSION"
 
 
@@ -46,10 +47,10 @@ def command_buffers(kernels: Sequence[Kernel], *, min_graph_size: int = MIN_GRAP
     kernel launched on its own. ``types=()`` turns command buffers off (XLA:
     ``--xla_gpu_enable_command_buffer=``)."""
     if isinstance(min_graph_size, bool) or not isinstance(min_graph_size, numbers.Integral) or min_graph_size < 1:
-        raise ValueError(f"command_buffers: min_graph_size must be an integer >= 1, got {min_graph_size!r}")
+        raise ArgumentError(f"command_buffers: min_graph_size must be an integer >= 1, got {min_graph_size!r}")
     unknown = [t for t in types if t not in COMMAND_TYPES]
     if unknown:
-        raise ValueError(f"command_buffers: types must be among {COMMAND_TYPES}, got {unknown}")
+        raise ArgumentError(f"command_buffers: types must be among {COMMAND_TYPES}, got {unknown}")
     out: list[tuple[bool, list[int]]] = []
     run: list[int] = []
 
@@ -79,8 +80,8 @@ class GraphLaunches:
     def capture(self, stream: int = 0):
         """Record the launches made inside the ``with`` block into a :class:`CapturedGraph`; nothing runs."""
         if self._capture is not None:
-            raise RuntimeError("capture: already capturing a graph")
-        self._capture = CapturedGraph(self._stream(stream))
+            raise HostError("capture: already capturing a graph")
+        self._capture = CapturedGraph(self._stream(stream), machine=self)
         try:
             yield self._capture
         finally:
@@ -89,11 +90,15 @@ class GraphLaunches:
     def replay(self, graph: CapturedGraph) -> None:
         """Launch every kernel of ``graph`` with one launch call (``cudaGraphLaunch``); they run back to back."""
         if not isinstance(graph, CapturedGraph):
-            raise TypeError(f"replay: expected a CapturedGraph from m.capture(), got {graph!r:.40}")
+            raise ArgumentTypeError(f"replay: expected a CapturedGraph from m.capture(), got {graph!r:.40}")
+        if graph.machine is not None and graph.machine is not self:
+            raise ArgumentError(f"replay: this graph was captured on another Machine ({graph.machine.chip.name}, "
+                                f"{len(graph)} kernel{'' if len(graph) == 1 else 's'}); a CUDA graph belongs to the device it was captured on: "
+                                "capture it again on this machine (with m.capture())")
         if self._capture is not None:
-            raise RuntimeError("replay inside a capture: finish the capture first")
+            raise HostError("replay inside a capture: finish the capture first")
         if not graph.nodes:
-            raise ValueError("replay: the graph is empty (no kernel was launched inside m.capture())")
+            raise ArgumentError("replay: the graph is empty (no kernel was launched inside m.capture())")
         def node(n):
             name, d, detail, flops, nb, inputs, outs, values = n
 

@@ -45,6 +45,11 @@ What the machine models, and the numbers it uses:
   kernels ``graph_gap`` apart (:data:`GRAPH_NODE_GAP`: NVIDIA's post measured 3.4 µs per 2.9 µs kernel
   in a graph on a V100). labsim charges the gap only between graph nodes. Under ``jit`` on a GPU, runs of
   5 or more kernels are launched as one graph, as XLA:GPU does by default (``labsim.machines.graphs``).
+* **Device memory**: every live Array (put, resident, a launch's or a call's output) holds its bytes on
+  the device until Python collects it, as JAX frees a buffer when its last reference goes;
+  ``resident_bytes`` is their sum. A put or an output that would take it past the chip's
+  ``hbm_capacity`` raises ``OutOfMemoryError`` naming the array and the excess (a program's
+  intermediate buffers are not counted here; ``ls.estimate`` checks their peak).
 * **A CPU device** (``synchronous=True``, what ``ls.simulate`` uses on a CPU preset): the host thread
   runs each kernel itself, so it waits for each kernel before it dispatches the next.
 
@@ -65,6 +70,7 @@ from ..core.interpreter import evaluate
 from ..core.ir import Graph
 from ..hardware import Chip, ChipKind, Link, get, get_link
 from .events import HOST_CHIP, Direction, Event, EventKind, Trace, UnitId, UnitKind
+from ..support.errors import ArgumentError, ArgumentTypeError, flag
 from . import graphs as _graphs
 from .graphs import MIN_GRAPH_SIZE, command_buffers  # noqa: F401  (ls.host.command_buffers, ...)
 from .roofline import HOST_API_TIME, kernel_cost
@@ -86,8 +92,11 @@ H2D = UnitId(0, UnitKind.COPY_ENGINE, 0, Direction.H2D)
 STREAM = UnitId(0, UnitKind.STREAM, 0)
 D2H = UnitId(0, UnitKind.COPY_ENGINE, 0, Direction.D2H)
 
-from .hostarrays import Array, CapturedGraph, StreamEvent, _compiled, _count, _Ready, _seconds  # noqa: E402
+from .hostarrays import (Array, CapturedGraph, StreamEvent, _aval_of, _compiled, _count, _Ready,  # noqa: E402
+                         HostError, _launch_value, _reserve, _seconds)
 from .hostchoices import MODES, How, Mode  # noqa: E402
+from . import hostloop as _loop  # noqa: E402
+from .hostloop import EXPLICIT_KERNELS  # noqa: E402
 
 
 class Machine(_graphs.GraphLaunches):
@@ -120,12 +129,12 @@ class Machine(_graphs.GraphLaunches):
         self.host_copy_bandwidth = _seconds(host_copy_bandwidth, "host_copy_bandwidth", positive=True)
         self.graph_gap = _seconds(graph_gap, "graph_gap")
         if command_buffers is not None and not isinstance(command_buffers, bool):
-            raise ValueError(f"Machine: command_buffers must be True, False or None, got {command_buffers!r}")
+            raise ArgumentError(f"Machine: command_buffers must be True, False or None, got {command_buffers!r}")
         # None: XLA:GPU's default, command buffers on a GPU (not on a TPU or a CPU)
         self.command_buffers = self.chip.kind is ChipKind.GPU if command_buffers is None else command_buffers
         self.min_graph_size = _count(min_graph_size, "min_graph_size")
         if not isinstance(synchronous, bool):
-            raise ValueError(f"Machine: synchronous must be True or False, got {synchronous!r}")
+            raise ArgumentError(f"Machine: synchronous must be True or False, got {synchronous!r}")
         self.synchronous = synchronous  # the host thread runs each kernel itself (a CPU)
         self.now = 0.0  # the host thread's clock
         self._events: list[Event] = []
@@ -137,6 +146,7 @@ class Machine(_graphs.GraphLaunches):
         self._costs: dict[int, Any] = {}
         self._units: dict[int, UnitId] = {0: STREAM}
         self._n = 0
+        self.resident_bytes = 0  # bytes of the live Arrays on the device (each frees its bytes when collected)
 
     # --- bookkeeping -------------------------------------------------------------------------------
     def _host(self, name: str, dt: float, kind: EventKind, detail: str = "", nbytes=None) -> float:
@@ -149,7 +159,7 @@ class Machine(_graphs.GraphLaunches):
 
     def _wait_until(self, t: float, name: str, detail: str) -> None:
         if self._capture is not None:
-            raise RuntimeError(f"{name} inside a graph capture: CUDA forbids synchronising while capturing")
+            raise HostError(f"{name} inside a graph capture: CUDA forbids synchronising while capturing")
         if t > self.now:
             self._events.append(Event(HOST, name, self.now, t, EventKind.WAIT, detail))
             self.now = t
@@ -198,18 +208,16 @@ class Machine(_graphs.GraphLaunches):
         Returns at once with the future. From pageable memory (``pinned=False``) the host first copies the
         data into a pinned staging buffer; the DMA follows.
         """
-        import numpy as np
-
+        flag("Machine.put", "pinned", pinned)
+        if name is not None and not isinstance(name, str):
+            raise ArgumentTypeError(f"Machine.put: name must be a string, got {name!r}")
         if self._capture is not None:
-            raise RuntimeError("put inside a graph capture: labsim captures kernel launches only")
+            raise HostError("put inside a graph capture: labsim captures kernel launches only")
         s = self._stream(stream)
-        if isinstance(x, ShapeDtype):
-            aval, value = x, None
-        else:
-            value = np.asarray(x)
-            aval = ShapeDtype(value.shape, str(value.dtype))
+        aval, value = _aval_of("Machine.put", x)
         name = name or self._fresh("x")
         nb = aval.nbytes
+        _reserve(self, "Machine.put", f"the array {name} ({aval})", nb)
         self._enqueue_slot()
         if not pinned:
             self._host(f"stage {name}", nb / self.host_copy_bandwidth, EventKind.COPY,
@@ -226,14 +234,10 @@ class Machine(_graphs.GraphLaunches):
     def resident(self, x, *, name: str | None = None) -> Array:
         """An array already in device memory (put there by an earlier call, or a model's weights): no copy,
         ready now. ``x`` is a NumPy array or a ShapeDtype (timing only)."""
-        import numpy as np
-
-        if isinstance(x, ShapeDtype):
-            aval, value = x, None
-        else:
-            value = np.asarray(x)
-            aval = ShapeDtype(value.shape, str(value.dtype))
-        return Array(self, name or self._fresh("x"), aval, self.now, value)
+        aval, value = _aval_of("Machine.resident", x)
+        name = name or self._fresh("x")
+        _reserve(self, "Machine.resident", f"the array {name} ({aval})", aval.nbytes)
+        return Array(self, name, aval, self.now, value)
 
     def get(self, a: Array, *, pinned: bool = True, stream: int = 0):
         """Read ``a`` on the host (``np.asarray``, ``jax.device_get``): copy it device → host, wait, return
@@ -246,10 +250,11 @@ class Machine(_graphs.GraphLaunches):
         host, then waits once for the last. Returns their values (None for arrays of shapes only)."""
         for a in arrays:
             if not isinstance(a, Array) or a.machine is not self:
-                raise TypeError(f"get: expected an Array of this machine, got {type(a).__name__} {a!r:.40}")
+                raise ArgumentTypeError(f"get: expected an Array of this machine, got {type(a).__name__} {a!r:.40}")
+        flag("Machine.get", "pinned", pinned)
         readies = [a._ready_or_raise("get") for a in arrays]
         if self._capture is not None:
-            raise RuntimeError("get inside a graph capture: CUDA forbids synchronising while capturing")
+            raise HostError("get inside a graph capture: CUDA forbids synchronising while capturing")
         s = self._stream(stream)
         last = self.now
         for a, ready in zip(arrays, readies):
@@ -298,27 +303,28 @@ class Machine(_graphs.GraphLaunches):
                out: ShapeDtype | None = None, fn: Callable | None = None, eager: bool = True) -> Array:
         """Launch one kernel: a lowered :class:`~labsim.compiler.kernel.Kernel` (costed by the roofline
         on this chip) or a name with a ``duration`` in seconds. Returns the future of its output
-        (``out``, default the kernel's first output, or a scalar token). ``fn`` computes the output's
-        value from the inputs' values. ``eager`` adds ``op_time`` of Python dispatch to the launch call."""
+        (``out``, default the kernel's first output, else the shape of ``fn``'s value, else a scalar token).
+        ``fn`` computes the output's value from the inputs' values; a value whose shape differs from ``out``
+        (or the kernel's output) is refused, so the array's shape, dtype and bytes are its value's. ``eager`` adds ``op_time`` of Python dispatch to the launch call."""
         s = self._stream(stream)
+        flag("Machine.launch", "eager", eager)
         if isinstance(kernel, Kernel):
             kc = self._cost(kernel)
             name, d = kernel.name, kc.time if duration is None else _seconds(duration, "duration")
             detail, flops, nb = f"{kc.flops:,} FLOPs, {kc.bytes:,} B, {kc.bound.value}-bound", kc.flops, kc.bytes
-            aval = out or (kernel.outputs[0].aval if kernel.outputs else ShapeDtype((), "float32"))
+            declared = out or (kernel.outputs[0].aval if kernel.outputs else None)
         elif isinstance(kernel, str):
             if duration is None:
-                raise ValueError(f"launch: a kernel given by name ({kernel!r}) needs a duration in seconds")
+                raise ArgumentError(f"launch: a kernel given by name ({kernel!r}) needs a duration in seconds")
             name, d, detail, flops, nb = kernel, _seconds(duration, "duration"), "", None, None
-            aval = out or ShapeDtype((), "float32")
+            declared = out
         else:
-            raise TypeError(f"launch: kernel must be a Kernel or a name, got {type(kernel).__name__} {kernel!r:.40}")
+            raise ArgumentTypeError(f"launch: kernel must be a Kernel or a name, got {type(kernel).__name__} {kernel!r:.40}")
         for a in inputs:
             if not isinstance(a, Array) or a.machine is not self:
-                raise TypeError(f"launch {name}: inputs must be Arrays of this machine, got {a!r:.40}")
-        value = None
-        if fn is not None and all(a.has_value for a in inputs):
-            value = fn(*(a._value for a in inputs))
+                raise ArgumentTypeError(f"launch {name}: inputs must be Arrays of this machine, got {a!r:.40}")
+        aval, value = _launch_value(name, fn, inputs, out, declared)
+        _reserve(self, "Machine.launch", f"the output of {name} ({aval})", aval.nbytes)
         res = Array(self, self._fresh(f"{name}:"), aval, 0.0, value)
         host_cost = self.launch_time + (self.op_time if eager else 0.0)
         if self._capture is not None:
@@ -334,7 +340,7 @@ class Machine(_graphs.GraphLaunches):
             return prog
         if isinstance(prog, Graph):
             return _compiled(prog, Mode(mode).value)
-        raise TypeError(f"call: prog must be a Program or a traced Graph, got {type(prog).__name__} {prog!r:.40}")
+        raise ArgumentTypeError(f"call: prog must be a Program or a traced Graph, got {type(prog).__name__} {prog!r:.40}")
 
     def call(self, prog: Program | Graph, *args: Array, mode: Mode | str = Mode.JIT, stream: int = 0):
         """Dispatch one call of ``prog`` and return its output future(s) at once.
@@ -343,17 +349,17 @@ class Machine(_graphs.GraphLaunches):
         kernel is one op, and the host pays ``op_time + launch_time`` for each. A traced Graph is compiled
         for the mode (``jit``: the full pipeline; ``eager``: no passes, one kernel per op).
         """
-        mode = Mode.of(mode, "mode", where="call")
+        mode = Mode.of(mode, "mode", ArgumentError, where="Machine.call")
         s = self._stream(stream)
         prog = self._program(prog, mode)
         g = prog.graph
         if len(args) != len(g.inputs):
-            raise TypeError(f"call: {g.name} takes {len(g.inputs)} inputs, got {len(args)}")
+            raise ArgumentTypeError(f"call: {g.name} takes {len(g.inputs)} inputs, got {len(args)}")
         for a, v in zip(args, g.inputs):
             if not isinstance(a, Array) or a.machine is not self:
-                raise TypeError(f"call: inputs must be Arrays of this machine (m.put(x)), got {a!r:.40}")
+                raise ArgumentTypeError(f"call: inputs must be Arrays of this machine (m.put(x)), got {a!r:.40}")
             if tuple(a.shape) != tuple(v.aval.shape) or a.dtype != v.aval.dtype:
-                raise ValueError(f"call: {g.name} expects {v.aval} for input {g.inputs.index(v)}, got {a.aval}")
+                raise ArgumentError(f"call: {g.name} expects {v.aval} for input {g.inputs.index(v)}, got {a.aval}")
         values = None
         if all(a.has_value for a in args):
             out = evaluate(g, *(a._value for a in args))
@@ -362,6 +368,7 @@ class Machine(_graphs.GraphLaunches):
         for c in prog.constants:
             ready[id(c)] = 0.0
         names = g.names()
+        _reserve(self, "Machine.call", f"the outputs of {g.name}", sum(o.aval.nbytes for o in g.outputs))
         outs = [Array(self, names.get(id(o), f"out{i}"), o.aval, 0.0, None if values is None else values[i])
                 for i, o in enumerate(g.outputs)]
         if mode is Mode.JIT and self._capture is None:
@@ -421,7 +428,7 @@ class Machine(_graphs.GraphLaunches):
     def wait_event(self, event: StreamEvent, stream: int = 0) -> None:
         """Later work on ``stream`` starts only after ``event`` (``cudaStreamWaitEvent``); the host does not wait."""
         if not isinstance(event, StreamEvent) or event.machine is not self:
-            raise TypeError(f"wait_event: expected a StreamEvent of this machine, got {event!r:.40}")
+            raise ArgumentTypeError(f"wait_event: expected a StreamEvent of this machine, got {event!r:.40}")
         s = self._stream(stream)
         self._host("wait event", self.api_time, EventKind.API, f"stream {s} waits for stream {event.stream}")
         self._stream_end[s] = max(self._stream_end.get(s, 0.0), event.time)
@@ -445,35 +452,14 @@ class Machine(_graphs.GraphLaunches):
 
 
 def kernel_loop(n: int, duration: float, *, chip: Chip | str = "H100 SXM", how: How | str = How.ASYNC,
-                fused: int = 1, eager: bool = True, **machine_kw):
-    """The chapter's experiment: ``n`` kernels of ``duration`` seconds each, dispatched eagerly.
-
-    ``how`` (a :class:`How` or its string): "async" (dispatch all, synchronise once at the end), "sync"
-    (synchronise after each, as a timing loop that calls ``block_until_ready`` inside does), or "graph"
-    (capture them once, replay as one launch). ``fused`` > 1 fuses every ``fused`` consecutive ops into
-    one kernel of ``fused × duration`` (the same work, fewer launches; labsim assumes fusion saves
-    nothing but launches). ``eager``: each launch also pays ``op_time`` of Python dispatch (False:
-    launches from compiled code). Returns the :class:`~labsim.machines.host.Machine` after the loop.
-    """
-    how = How.of(how, "how", where="kernel_loop")
-    n, fused = _count(n, "n"), _count(fused, "fused")
-    m = Machine(chip, **machine_kw)
-    k = -(-n // fused)
-    d = duration * fused
-    if how is How.GRAPH:
-        with m.capture() as graph:
-            for i in range(k):
-                m.launch(f"k{i}", duration=d, eager=eager)
-        m.replay(graph)
-    else:
-        for i in range(k):
-            m.launch(f"k{i}", duration=d, eager=eager)
-            if how is How.SYNC:
-                m.synchronize()
-    m.synchronize()
-    return m
+                fused: int = 1, eager: bool = True, **machine_kw) -> Machine:
+    """The chapter's experiment: ``n`` kernels of ``duration`` seconds each, dispatched eagerly, on a new
+    :class:`Machine` (``machine_kw`` go to it), returned after the loop. ``how``: "async", "sync" or
+    "graph"; ``fused`` ops per kernel; ``eager`` adds ``op_time`` per launch. Past
+    :data:`EXPLICIT_KERNELS` kernels the steady state is aggregated (:mod:`labsim.machines.hostloop`)."""
+    return _loop.kernel_loop(Machine, n, duration, chip=chip, how=how, fused=fused, eager=eager, **machine_kw)
 
 
 __all__ = ["Array", "CapturedGraph", "Machine", "StreamEvent", "kernel_loop", "How", "Mode", "HOST", "H2D", "STREAM",
            "D2H", "command_buffers", "EAGER_OP_TIME", "JIT_CALL_TIME", "HOST_COPY_BANDWIDTH", "QUEUE_DEPTH",
-           "GRAPH_NODE_GAP", "MIN_GRAPH_SIZE", "MODES"]
+           "GRAPH_NODE_GAP", "MIN_GRAPH_SIZE", "MODES", "EXPLICIT_KERNELS"]

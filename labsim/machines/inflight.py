@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass
 
 from ..hardware import Chip, get
+from ..support.errors import ArgumentError, LabsimError, nonnegative, positive
 
 
 @dataclass(frozen=True)
@@ -51,19 +52,18 @@ class InFlight:
     def per_thread_bytes(self, threads_per_sm: int) -> float:
         """Bytes each of ``threads_per_sm`` resident threads must keep in flight."""
         if not isinstance(threads_per_sm, int) or isinstance(threads_per_sm, bool) or threads_per_sm < 1:
-            raise ValueError(f"per_thread_bytes: threads_per_sm must be a positive integer, got {threads_per_sm!r}")
+            raise ArgumentError(f"per_thread_bytes: threads_per_sm must be a positive integer, got {threads_per_sm!r}")
         return self.sm_bytes / threads_per_sm
 
     def loads_per_thread(self, threads_per_sm: int, bytes_per_load: int = 4) -> int:
         """Independent loads of ``bytes_per_load`` each thread must have in flight (rounded up)."""
         if not isinstance(bytes_per_load, int) or isinstance(bytes_per_load, bool) or bytes_per_load < 1:
-            raise ValueError(f"loads_per_thread: bytes_per_load must be a positive integer, got {bytes_per_load!r}")
+            raise ArgumentError(f"loads_per_thread: bytes_per_load must be a positive integer, got {bytes_per_load!r}")
         return math.ceil(self.per_thread_bytes(threads_per_sm) / bytes_per_load - 1e-9)
 
     def achieved_bandwidth(self, in_flight_per_sm: float) -> float:
         """``min(B, SMs · in_flight_per_sm / L)``: the bandwidth that many bytes in flight per SM sustain."""
-        if not in_flight_per_sm >= 0:
-            raise ValueError(f"achieved_bandwidth: in_flight_per_sm must be >= 0 bytes, got {in_flight_per_sm!r}")
+        in_flight_per_sm = nonnegative("achieved_bandwidth", "in_flight_per_sm (bytes)", in_flight_per_sm)
         return min(self.bandwidth, self.sms * in_flight_per_sm / self.latency)
 
 
@@ -76,15 +76,17 @@ def littles_law(chip: Chip | str = "H100 SXM", *, latency_cycles: float | None =
     from .tiling import _gpu, sm_clock
 
     if get(chip).sm is None:  # name the function the reader called, not the tiling model it borrows
-        raise ValueError(f"littles_law: {get(chip).name} has no SMs; it applies to a GPU preset "
+        raise ArgumentError(f"littles_law: {get(chip).name} has no SMs; it applies to a GPU preset "
                          "(A100 80GB, H100 SXM, H200, B200)")
     c = _gpu(chip)
     lat = Timing().memory if latency_cycles is None else latency_cycles
     clk = sm_clock(c) if clock is None else clock
     bw = c.hbm_bandwidth if bandwidth is None else bandwidth
     for name, v in (("latency_cycles", lat), ("clock", clk), ("bandwidth", bw)):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
-            raise ValueError(f"littles_law: {name} must be a positive number, got {v!r}")
+        try:
+            positive("littles_law", name, v)
+        except LabsimError:
+            raise ArgumentError(f"littles_law: {name} must be a positive number (finite, > 0), got {v!r}") from None
     return InFlight(chip=c.name, bandwidth=float(bw), latency_cycles=float(lat), clock=float(clk), sms=c.compute_units)
 
 

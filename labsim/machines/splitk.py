@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass
 
 from ..hardware import Chip, get
-from .tiling import (_ITEMSIZE, SHARED_BYTES_PER_CLOCK, Tile, TilePlan, TilingError, _rate, plan,
+from .tiling import (_ITEMSIZE, SHARED_BYTES_PER_CLOCK, Tile, TilePlan, TilingError, _positive, _rate, plan,
                      sm_clock)
 
 SCHEMES = ("tiles", "split-K", "stream-K")
@@ -93,8 +93,7 @@ def tiles_plan(m: int, n: int, k: int, tile=(128, 128, 32), chip: Chip | str = "
 def split_k(m: int, n: int, k: int, splits: int, tile=(128, 128, 32), chip: Chip | str = "H100 SXM", *,
             dtype: str = "bfloat16") -> SplitPlan:
     """Split-K with ``splits`` chunks of K per tile (``splits=1`` is the plain GEMM), see the module."""
-    if not isinstance(splits, int) or isinstance(splits, bool) or splits < 1:
-        raise TilingError(f"split_k: splits must be a positive integer, got {splits!r}")
+    splits = _positive("split_k", "splits", splits)
     p, per_sm, smem_rate = _base(m, n, k, tile, chip, dtype)
     t, sms = p.tile, get(chip).compute_units
     chunk = -(-k // splits)
@@ -126,13 +125,15 @@ def split_k(m: int, n: int, k: int, splits: int, tile=(128, 128, 32), chip: Chip
 def stream_k_fixups(tiles: int, iters_per_tile: int, workers: int) -> int:
     """The partial tiles stream-K writes and reads back: workers take contiguous ranges of
     ``⌈tiles·iters_per_tile / workers⌉`` iterations, and a tile covered by ``p`` workers needs ``p − 1``."""
-    for name, v in (("tiles", tiles), ("iters_per_tile", iters_per_tile), ("workers", workers)):
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise TilingError(f"stream_k_fixups: {name} must be a positive integer, got {v!r}")
+    tiles, iters_per_tile, workers = (_positive("stream_k_fixups", name, v) for name, v in
+                                      (("tiles", tiles), ("iters_per_tile", iters_per_tile), ("workers", workers)))
     total = tiles * iters_per_tile
     q = -(-total // workers)
-    cuts = {b * q for b in range(1, workers) if b * q < total}  # where one worker's range ends
-    return sum(1 for c in cuts if c % iters_per_tile)  # a cut inside a tile splits it once more
+    # the cuts b·q (b = 1 .. workers-1, below total) where one worker's range ends; a cut inside a tile
+    # (not a multiple of iters_per_tile) splits it once more. b·q is a multiple of iters_per_tile exactly
+    # when b is a multiple of iters_per_tile / gcd(q, iters_per_tile): counted in O(1)
+    cuts = min(workers - 1, (total - 1) // q)
+    return cuts - cuts // (iters_per_tile // math.gcd(q, iters_per_tile))
 
 
 def stream_k(m: int, n: int, k: int, tile=(128, 128, 32), chip: Chip | str = "H100 SXM", *,

@@ -111,11 +111,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..support.errors import ArgumentError
+
 from .systolic_closed import (BATCH_CELLS, SCALESIM_CYCLE_OFFSET, STREAM_CELLS, TRACE_AUTO_CELLS,  # noqa: F401
                               TRACE_MAX_CELLS, Dataflow, Stats,
                               _check_dims, cycles, scalesim_ofmap_writes, stats)
 from .systolic_machine import _as_matrix, _simulate_os, _simulate_stationary
 from .systolic_trace import Cycle, SystolicTrace
+
+MAX_SIMULATED_PES = 1 << 20  # simulate() refuses larger arrays (its registers are folds × R × C cells)
 
 __all__ = ["Dataflow", "simulate", "cycles", "stats", "Stats", "Result", "SystolicTrace", "Cycle",
            "SCALESIM_CYCLE_OFFSET", "scalesim_ofmap_writes"]
@@ -151,23 +155,30 @@ def simulate(A, B, *, rows: int, cols: int, dataflow="ws", trace: bool | None = 
     ``A`` is M×K, ``B`` is K×N. ``dataflow`` is a :class:`Dataflow` or "ws", "os", "is". ``trace``:
     record every PE's registers each cycle (default: only when cycles·R·C ≤ 200,000).
     """
-    R, C = _check_dims(rows, cols)
+    R, C = _check_dims(rows, cols, "ls.systolic.simulate")
     df = Dataflow.parse(dataflow)
     A = _as_matrix(A, "A")
     B = _as_matrix(B, "B")
     if A.shape[1] != B.shape[0]:
-        raise ValueError(f"A is {A.shape[0]}×{A.shape[1]} and B is {B.shape[0]}×{B.shape[1]}: A's columns "
+        raise ArgumentError(f"ls.systolic.simulate: A is {A.shape[0]}×{A.shape[1]} and B is {B.shape[0]}×{B.shape[1]}: A's columns "
                          f"({A.shape[1]}) must equal B's rows ({B.shape[0]}) for A @ B")
     M, K = A.shape
     N = B.shape[1]
     if 0 in (M, N, K):
-        raise ValueError(f"A is {M}×{K} and B is {K}×{N}: every dimension must be at least 1")
+        raise ArgumentError(f"ls.systolic.simulate: A is {M}×{K} and B is {K}×{N}: every dimension must be at least 1")
     st = stats(M, N, K, rows=R, cols=C, dataflow=df)
     cells = st.cycles * R * C
+    if trace is not None and not isinstance(trace, bool):
+        raise ArgumentError(f"ls.systolic.simulate: trace must be True, False or None (record small runs), "
+                            f"got {trace!r}")
+    if R * C > MAX_SIMULATED_PES:
+        raise ArgumentError(f"ls.systolic.simulate: a {R:,}×{C:,} array has {R * C:,} processing elements, more than "
+                            f"the {MAX_SIMULATED_PES:,} the cycle-by-cycle machine simulates; ls.systolic.stats "
+                            f"gives every number of it in closed form")
     if trace is None:
         trace = cells <= TRACE_AUTO_CELLS
     elif trace and cells > TRACE_MAX_CELLS:
-        raise ValueError(f"trace=True would record {cells:,} PE-cycles ({st.cycles:,} cycles × {R}×{C} PEs), "
+        raise ArgumentError(f"ls.systolic.simulate: trace=True would record {cells:,} PE-cycles ({st.cycles:,} cycles × {R}×{C} PEs), "
                          f"over the limit of {TRACE_MAX_CELLS:,}; simulate a smaller product or pass trace=False")
     dt = np.result_type(A.dtype, B.dtype)
     if dt == np.bool_:

@@ -10,12 +10,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..support.errors import ArgumentError, count
+
 # SCALE-Sim's "Total Cycles" is labsim's cycle count minus this (it reports the last 0-based index).
 SCALESIM_CYCLE_OFFSET = 1
 
 TRACE_AUTO_CELLS = 200_000       # record the trace by default when cycles·R·C is at most this (≈ 10 MB)
 TRACE_MAX_CELLS = 4_000_000      # trace=True refuses more (the trace keeps 7 arrays of this many cells)
 BATCH_CELLS = 1 << 16            # PE registers simulated per NumPy step (folds × R × C), sized for L2
+MAX_DIM = 1 << 53               # the largest dimension accepted: every count stays exact in a float64
 STREAM_CELLS = 1 << 22           # at most this many stream values held per batch (folds × R × stream length)
 
 
@@ -35,22 +38,19 @@ class Dataflow(enum.Enum):
             for d in cls:
                 if d.value == key:
                     return d
-        raise ValueError(f"dataflow must be one of {[d.value for d in cls]} (or ls.systolic.Dataflow.WS/OS/IS), "
+        raise ArgumentError(f"ls.systolic: dataflow must be one of {[d.value for d in cls]} (or ls.systolic.Dataflow.WS/OS/IS), "
                          f"got {value!r}")
 
 
-def _check_dims(rows, cols, **dims) -> tuple[int, int]:
-    for name, v in (("rows", rows), ("cols", cols)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise TypeError(f"{name} must be an integer number of processing elements, got {v!r}")
+def _check_dims(rows, cols, fn: str = "ls.systolic.stats", **dims) -> tuple[int, int]:
+    R, C = count(fn, "rows", rows, minimum=-2**63, maximum=MAX_DIM), count(fn, "cols", cols, minimum=-2**63, maximum=MAX_DIM)
+    for name, v in (("rows", R), ("cols", C)):
         if v < 1:
-            raise ValueError(f"the array needs at least one row and one column: {name}={v}")
+            raise ArgumentError(f"{fn}: the array needs at least one row and one column: {name}={v} "
+                                f"(accepted: an integer >= 1, processing elements)")
     for name, v in dims.items():
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise TypeError(f"{name} must be an integer, got {v!r}")
-        if v < 1:
-            raise ValueError(f"matrix dimension {name} must be at least 1, got {v}")
-    return int(rows), int(cols)
+        count(fn, f"matrix dimension {name}", v, minimum=1, maximum=MAX_DIM)
+    return R, C
 
 
 def _mapping(df: Dataflow, M: int, N: int, K: int) -> tuple[int, int, int]:
@@ -106,17 +106,17 @@ class Stats:
 
 def stats(M: int, N: int, K: int, *, rows: int, cols: int, dataflow="ws") -> Stats:
     """All the numbers of ``A @ B`` (A is M×K, B is K×N) on an R×C array, without simulating."""
-    R, C = _check_dims(rows, cols, M=M, N=N, K=K)
+    R, C = _check_dims(rows, cols, "ls.systolic.stats", M=M, N=N, K=K)
     M, N, K = int(M), int(N), int(K)
     df = Dataflow.parse(dataflow)
     Sr, Sc, T = _mapping(df, M, N, K)
-    ru, cu = _fold_sizes(Sr, R), _fold_sizes(Sc, C)
-    folds = len(ru) * len(cu)
+    rf, cf = -(-Sr // R), -(-Sc // C)                  # row folds, column folds (O(1): no folds × folds matrix)
+    folds = rf * cf
     per = _per_fold(df, T, R, C)
     total = folds * per
-    used = np.outer(ru, cu).astype(np.float64)        # PEs used in each fold
     c_util = per if df is Dataflow.OS else per + C - 1
-    rf, cf = len(ru), len(cu)
+    # Σ over folds of the PEs used = Sr·Sc (each fold's rows used × columns used, summed over both axes)
+    mapping = float(Sr * Sc) / folds / (R * C)
     if df is Dataflow.OS:
         reads_a, reads_b, writes = M * K * cf, K * N * rf, M * N
     elif df is Dataflow.WS:
@@ -126,8 +126,8 @@ def stats(M: int, N: int, K: int, *, rows: int, cols: int, dataflow="ws") -> Sta
     return Stats(M=M, N=N, K=K, rows=R, cols=C, dataflow=df, folds=folds, row_folds=rf, col_folds=cf,
                  cycles_per_fold=per, cycles=total, macs=M * N * K,
                  utilization=M * N * K / (total * R * C),
-                 mapping_efficiency=float(used.mean() / (R * C)),
-                 compute_utilization=float((used * T / (R * C * c_util)).mean()),
+                 mapping_efficiency=mapping,
+                 compute_utilization=mapping * T / c_util,
                  reads_a=reads_a, reads_b=reads_b, writes_c=writes)
 
 

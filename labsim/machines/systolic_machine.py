@@ -5,15 +5,22 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..support.errors import ArgumentError, ArgumentTypeError
+
 from .systolic_closed import BATCH_CELLS, STREAM_CELLS, Dataflow, _fold_sizes
 from .systolic_trace import _trace_os, _trace_stationary
 
 def _as_matrix(x, name: str) -> np.ndarray:
-    a = np.asarray(x)
+    try:
+        a = np.asarray(x)
+    except (ValueError, TypeError) as e:
+        raise ArgumentError(f"ls.systolic.simulate: {name} must be a 2-D matrix of real numbers, got {type(x).__name__} "
+                            f"that NumPy cannot make an array of ({e})") from None
     if a.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D matrix, got shape {a.shape}")
+        raise ArgumentError(f"ls.systolic.simulate: {name} must be a 2-D matrix, got shape {a.shape}")
     if a.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must hold real numbers, got dtype {a.dtype}")
+        raise ArgumentTypeError(f"ls.systolic.simulate: {name} must hold real numbers (bool, int or float), "
+                                f"got dtype {a.dtype}")
     return a
 
 def _skew_rows(X: np.ndarray, pad: int) -> np.ndarray:

@@ -46,7 +46,7 @@ few output tiles to fill the SMs.
 """
 from __future__ import annotations
 
-from ..support.errors import LabsimError
+from ..support.errors import LabsimError, count, positive
 
 import itertools
 import math
@@ -56,6 +56,7 @@ from ..hardware import WARP_SIZE, Chip, ChipKind, ExecUnit, get
 from ..hardware.chip import TF32
 from .simt import OccupancyError, occupancy
 from .simt.occupancy import Occupancy
+from .tiling_waves import wave_traffic
 
 # mma.sync.m16n8k16 (bf16/f16 inputs, f32 accumulate): the PTX ISA's tensor-core fragment, per warp
 FRAGMENT = (16, 8, 16)  # (m, n, k)
@@ -88,9 +89,11 @@ class Tile:
 
     def __post_init__(self) -> None:
         for name in ("bm", "bn", "bk", "stages"):
+            object.__setattr__(self, name, _positive("Tile", f"tile {name}", getattr(self, name)))
+        for name in ("wm", "wn"):
             v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise TilingError(f"tile {name} must be a positive integer, got {v!r}")
+            if v != 0:
+                object.__setattr__(self, name, _positive("Tile", f"warp tile {name} (0: the default)", v))
         if not self.wm:
             object.__setattr__(self, "wm", max(FRAGMENT[0], self.bm // 2))
         if not self.wn:
@@ -177,6 +180,25 @@ class TilePlan:
                 "time µs": self.time * 1e6 if self.fits else math.inf, "problem": self.problem or ""}
 
 
+def _positive(fn: str, name: str, v) -> int:
+    """A positive integer (``operator.index``: no floats, strings or bools), else :class:`TilingError`."""
+    try:
+        return count(fn, name, v, minimum=1, maximum=1 << 53)
+    except LabsimError:
+        raise TilingError(f"{fn}: {name} must be a positive integer (at most 2**53), got {v!r} ({type(v).__name__})") from None
+
+
+def _tile(fn: str, tile) -> "Tile":
+    if isinstance(tile, Tile):
+        return tile
+    if isinstance(tile, (str, bytes)) or not hasattr(tile, "__len__") or not 3 <= len(tile) <= 6:
+        raise TilingError(f"{fn}: tile must be a Tile or (bm, bn, bk[, wm, wn, stages]) integers, got {tile!r}")
+    return Tile(*tile)
+
+
+_TILE_FIELDS = ("bm", "bn", "bk", "wm", "wn", "stages")
+
+
 def _gpu(chip: Chip | str) -> Chip:
     c = get(chip)
     if c.kind is not ChipKind.GPU or c.sm is None or "compute_units" not in c.sources:
@@ -196,6 +218,9 @@ def registers_per_thread(tile: Tile, mma: str = "mma.sync") -> int:
     """The accumulator, two k-steps of A and B fragments, and the address registers (see the module).
     With ``mma="wgmma"`` the warp tile is a warpgroup's: its accumulator is spread over 128 threads and
     no A or B fragments are staged in registers (both are read from shared memory)."""
+    tile = _tile("registers_per_thread", tile)
+    if mma not in MMA_KINDS:
+        raise TilingError(f"registers_per_thread: mma must be one of {MMA_KINDS}, got {mma!r}")
     if mma == "wgmma":
         return tile.wm * tile.wn // WARPGROUP + ADDRESS_REGISTERS
     acc = tile.wm * tile.wn // WARP
@@ -224,38 +249,9 @@ def _shape_problem(tile: Tile, dtype: str, mma: str = "mma.sync") -> str | None:
 
 
 def _wave_traffic(m, n, k, t: Tile, gm, gn, concurrent, s, s_out, l2_bytes) -> int:
-    """HBM bytes when L2 keeps the panels one wave of blocks shares (blocks start in row-major order).
-
-    The blocks of a wave walk K together, so L2 needs to hold only the k-slices they are working on:
-    ``(distinct rows·BM + distinct columns·BN)·BK·s·stages`` bytes. A wave whose footprint fits reads
-    each distinct panel once (``unique`` bytes); one that does not keeps the fraction ``L2 / footprint``
-    and reads ``unique + (own - unique)·(1 - L2/footprint)``, where ``own`` is what its blocks would read
-    with no sharing (labsim's interpolation)."""
-    rows = [min(t.bm, m - r * t.bm) for r in range(gm)]
-    cols = [min(t.bn, n - c * t.bn) for c in range(gn)]
-    rpre = list(itertools.accumulate(rows, initial=0))
-    cpre = list(itertools.accumulate(cols, initial=0))
-    all_cols = cpre[-1]
-
-    def own(b0, b1):  # Σ over blocks b0..b1-1 (row-major) of their row size + column size
-        r0, r1 = b0 // gn, (b1 - 1) // gn
-        if r0 == r1:
-            return rows[r0] * (b1 - b0) + cpre[(b1 - 1) % gn + 1] - cpre[b0 % gn]
-        first = rows[r0] * (gn - b0 % gn) + all_cols - cpre[b0 % gn]
-        last = rows[r1] * ((b1 - 1) % gn + 1) + cpre[(b1 - 1) % gn + 1]
-        mid = (rpre[r1] - rpre[r0 + 1]) * gn + all_cols * (r1 - r0 - 1)
-        return first + mid + last
-
-    total = 0.0
-    for w0 in range(0, gm * gn, concurrent):
-        w1 = min(gm * gn, w0 + concurrent)
-        r0, r1 = w0 // gn, (w1 - 1) // gn
-        width_c = all_cols if r1 > r0 else cpre[(w1 - 1) % gn + 1] - cpre[w0 % gn]
-        width = rpre[r1 + 1] - rpre[r0] + width_c
-        footprint = width * t.bk * s * t.stages
-        miss = max(0.0, 1.0 - l2_bytes / footprint)
-        total += (width + (own(w0, w1) - width) * miss) * k * s
-    return int(round(total)) + s_out * m * n
+    """HBM bytes when L2 keeps the panels one wave of blocks shares: :func:`labsim.machines.tiling_waves.wave_traffic`
+    (in closed form, O(log) in the grid)."""
+    return wave_traffic(m, n, k, t, gm, gn, concurrent, s, s_out, l2_bytes)
 
 
 def plan(m: int, n: int, k: int, tile: Tile | tuple = (128, 128, 32), chip: Chip | str = "H100 SXM", *,
@@ -284,17 +280,19 @@ def plan(m: int, n: int, k: int, tile: Tile | tuple = (128, 128, 32), chip: Chip
     if mma == "wgmma" and c.sm.compute_capability != "9.0":
         raise TilingError(f"plan: mma='wgmma' needs a Hopper GPU (compute capability 9.0); the {c.name} has "
                           f"{c.sm.compute_capability}")
-    for name, v in (("m", m), ("n", n), ("k", k)):
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise TilingError(f"plan: {name} must be a positive integer, got {v!r}")
-    t = tile if isinstance(tile, Tile) else Tile(*tile)
-    if dtype not in _ITEMSIZE:
+    m, n, k = (_positive("plan", name, v) for name, v in (("m", m), ("n", n), ("k", k)))
+    t = _tile("plan", tile)
+    if not isinstance(dtype, str) or dtype not in _ITEMSIZE:
         raise TilingError(f"plan: dtype must be one of {sorted(_ITEMSIZE)}, got {dtype!r}")
     s = _ITEMSIZE[dtype]
     s_out = s if s >= 2 else 2
-    bw = c.hbm_bandwidth if bandwidth is None else float(bandwidth)
-    if not bw > 0:
-        raise TilingError(f"plan: bandwidth must be positive, got {bandwidth!r}")
+    try:
+        bw = c.hbm_bandwidth if bandwidth is None else positive("plan", "bandwidth (bytes/s)", bandwidth)
+    except LabsimError as e:
+        raise TilingError(str(e)) from None
+    for name, v in (("l2", l2), ("check", check)):
+        if not isinstance(v, bool):
+            raise TilingError(f"plan: {name} must be True or False, got {v!r}")
     peak = _rate(c, dtype)
     sm = c.sm
     gm, gn = -(-m // t.bm), -(-n // t.bn)
@@ -360,6 +358,14 @@ WARP_SPLITS = ((1, 1), (2, 1), (1, 2), (2, 2), (4, 2), (2, 4))  # (bm/wm, bn/wn)
 
 def space(bms=BLOCK_SIZES, bns=BLOCK_SIZES, bks=K_SIZES, stages=STAGES, splits=WARP_SPLITS) -> list[Tile]:
     """Every tile of the search space (including impossible ones, which the landscape marks)."""
+    def ints(name, values):
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+            raise TilingError(f"space: {name} must be a sequence of positive integers, got {values!r}")
+        return [_positive("space", f"{name} entry", v) for v in values]
+    bms, bns, bks, stages = ints("bms", bms), ints("bns", bns), ints("bks", bks), ints("stages", stages)
+    if isinstance(splits, (str, bytes)) or not all(hasattr(p, "__len__") and len(p) == 2 for p in splits):
+        raise TilingError(f"space: splits must be (bm/wm, bn/wn) pairs of positive integers, got {splits!r}")
+    splits = [(_positive("space", "splits entry", a), _positive("space", "splits entry", b)) for a, b in splits]
     out = []
     for bm, bn, bk, st, (sm_, sn) in itertools.product(bms, bns, bks, stages, splits):
         if bm % sm_ or bn % sn:
@@ -385,6 +391,9 @@ class TuneResult:
 
     def grid(self, rows: str = "bm", cols: str = "bn") -> tuple[list[int], list[int], list[list[float]]]:
         """The landscape folded onto two tile dimensions: the best time (s) for each pair (inf: none fits)."""
+        for name, v in (("rows", rows), ("cols", cols)):
+            if v not in _TILE_FIELDS:
+                raise TilingError(f"TuneResult.grid: {name} must be one of {_TILE_FIELDS}, got {v!r}")
         rv = sorted({getattr(p.tile, rows) for p in self.landscape})
         cv = sorted({getattr(p.tile, cols) for p in self.landscape})
         z = [[min((p.time for p in self.landscape if getattr(p.tile, rows) == r and getattr(p.tile, cols) == c),
@@ -397,7 +406,7 @@ def tune(m: int, n: int, k: int, chip: Chip | str = "H100 SXM", *, dtype: str = 
     """Evaluate every tile of ``tiles`` (default :func:`space`) and return the fastest with the landscape.
 
     Ties go to the tile that comes first in the search order (smaller tiles first)."""
-    tiles = space() if tiles is None else [t if isinstance(t, Tile) else Tile(*t) for t in tiles]
+    tiles = space() if tiles is None else [_tile("tune", t) for t in tiles]
     if not tiles:
         raise TilingError("tune: the search space is empty")
     land = tuple(plan(m, n, k, t, chip, dtype=dtype, bandwidth=bandwidth, check=False, mma=mma) for t in tiles)

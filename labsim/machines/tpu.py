@@ -43,7 +43,7 @@ with ``ls.evaluate``'s rules (:mod:`labsim.machines.tpu_run`).
 """
 from __future__ import annotations
 
-from ..support.errors import LabsimError
+from ..support.errors import ArgumentError, ArgumentTypeError, LabsimError, count, fits, flag, nonnegative
 
 import math
 from dataclasses import dataclass, field
@@ -58,6 +58,7 @@ from ..hardware import Chip, ChipKind, ExecUnit, get
 from . import roofline
 from .program_cost import ProgramCost
 from .roofline import KernelCost
+from .tpu_schedule import Plan, Step, Steps, Totals, aggregate
 
 SUBLANES = 8  # rows of A enter the MXU in groups of 8 (bf16[8,128] @ bf16[128,128] per push)
 DEFAULT_BLOCK = 1024  # the compiler's starting block edge, before it is fitted to the problem and to VMEM
@@ -115,9 +116,15 @@ class Blocks:
     bn: int
     bk: int
 
+    def __post_init__(self) -> None:
+        for name in ("bm", "bn", "bk"):
+            object.__setattr__(self, name, _positive_int("ls.tpu.Blocks", name, getattr(self, name)))
+
     def vmem_bytes(self, in_itemsize: int, out_itemsize: int, buffers: int = 2) -> int:
         """VMEM the blocks take: ``buffers`` copies of the A and B blocks and of the C block, plus the
         float32 accumulator: ``buffers·(bm·bk + bk·bn)·s_in + buffers·bm·bn·s_out + 4·bm·bn``."""
+        for name, v in (("in_itemsize", in_itemsize), ("out_itemsize", out_itemsize), ("buffers", buffers)):
+            _positive_int("Blocks.vmem_bytes", name, v)
         return (buffers * (self.bm * self.bk + self.bk * self.bn) * in_itemsize
                 + buffers * self.bm * self.bn * out_itemsize + 4 * self.bm * self.bn)
 
@@ -126,6 +133,11 @@ def choose_blocks(m: int, n: int, k: int, core: TensorCore, in_itemsize: int = 2
                   double_buffer: bool = True) -> Blocks:
     """labsim's compiler rule: blocks of edge ``max(1024, MXU side)``, shrunk to the problem (rounded up to
     8 rows and to the MXU's sides), then halved (k first, then n, then m) until they fit VMEM."""
+    if not isinstance(core, TensorCore):
+        core = TensorCore.of(core)  # a chip or its name
+    m, n, k = (_positive_int("ls.tpu.choose_blocks", name, v) for name, v in (("m", m), ("n", n), ("k", k)))
+    in_itemsize, out_itemsize = (_positive_int("ls.tpu.choose_blocks", name, v)
+                                 for name, v in (("in_itemsize", in_itemsize), ("out_itemsize", out_itemsize)))
     r, c = core.mxu
     edge = max(DEFAULT_BLOCK, r, c)
     bm, bn, bk = min(_up(m, SUBLANES), edge), min(_up(n, c), edge), min(_up(k, r), edge)
@@ -144,22 +156,6 @@ def choose_blocks(m: int, n: int, k: int, core: TensorCore, in_itemsize: int = 2
 
 
 @dataclass(frozen=True)
-class Step:
-    """One grid step: which blocks, what was copied in, the MXU work, and when each thing ran."""
-
-    index: tuple[int, int, int, int]  # (batch, i, j, k)
-    shape: tuple[int, int, int]  # (rows, cols, depth) of this step's real (unpadded) block
-    load_bytes: int  # A and B bytes copied HBM -> VMEM before this step (0 where the blocks were reused)
-    load: tuple[float, float]  # (start, end) of the copy in
-    compute: tuple[float, float]  # (start, end) on the MXU (and the VPU epilogue on the last k step)
-    folds: int  # weight tiles loaded into the MXU
-    flops: int  # real FLOPs of the step's product
-    padded_flops: int  # the MXU's work, block rounded up to 8 rows and to the array's sides
-    store_bytes: int = 0  # C bytes copied VMEM -> HBM after this step (last k step only)
-    store: tuple[float, float] | None = None
-
-
-@dataclass(frozen=True)
 class DotSchedule:
     """A contraction tiled onto a TensorCore: the steps of its static schedule and their totals."""
 
@@ -170,30 +166,31 @@ class DotSchedule:
     k: int
     blocks: Blocks
     double_buffer: bool
-    steps: tuple[Step, ...] = field(repr=False)
+    steps: Steps = field(repr=False)  # a lazy sequence of Step (played on demand; see tpu_schedule)
     peak_flops: float  # the matrix rate the MXU work was charged at (all MXUs, after bf16 passes)
     vmem_bytes: int  # VMEM the blocks take
+    totals: Totals = field(repr=False, compare=False)  # the sums, in aggregate (tpu_schedule.aggregate)
 
     @property
     def time(self) -> float:
         """When the last copy or compute ends: the schedule's length in seconds."""
-        return max(max(s.compute[1] for s in self.steps), max(s.store[1] for s in self.steps if s.store))
+        return self.totals.time
 
     @property
     def mxu_time(self) -> float:
-        return sum(s.compute[1] - s.compute[0] for s in self.steps)
+        return self.totals.mxu_time
 
     @property
     def dma_time(self) -> float:
-        return sum(s.load[1] - s.load[0] + (s.store[1] - s.store[0] if s.store else 0.0) for s in self.steps)
+        return self.totals.dma_time
 
     @property
     def bytes_read(self) -> int:
-        return sum(s.load_bytes for s in self.steps)
+        return self.totals.bytes_read
 
     @property
     def bytes_written(self) -> int:
-        return sum(s.store_bytes for s in self.steps)
+        return self.totals.bytes_written
 
     @property
     def bytes(self) -> int:
@@ -202,16 +199,16 @@ class DotSchedule:
 
     @property
     def flops(self) -> int:
-        return sum(s.flops for s in self.steps)
+        return self.totals.flops
 
     @property
     def folds(self) -> int:
-        return sum(s.folds for s in self.steps)
+        return self.totals.folds
 
     @property
     def utilization(self) -> float:
         """Real FLOPs over the MXU's padded work: below 1 when the edge folds do not fill the array."""
-        return self.flops / sum(s.padded_flops for s in self.steps)
+        return self.totals.flops / self.totals.padded_flops
 
     @property
     def overlap(self) -> float:
@@ -226,6 +223,7 @@ class DotSchedule:
 
     def table(self, most: int = 12) -> list[dict]:
         """The first ``most`` steps as rows (times in µs), for a chapter's table."""
+        most = count("DotSchedule.table", "most (rows)", most, minimum=0)
         rows = []
         for s in self.steps[:most]:
             rows.append({"step (b,i,j,k)": str(s.index), "copy in (KiB)": s.load_bytes / 1024,
@@ -235,31 +233,44 @@ class DotSchedule:
         return rows
 
 
+def _positive_int(fn: str, name: str, v) -> int:
+    try:
+        return count(fn, name, v, minimum=1, maximum=1 << 53)
+    except LabsimError:
+        raise TPUError(f"{fn}: {name} must be a positive integer (at most 2**53), got {v!r} ({type(v).__name__})") from None
+
+
 def schedule_dot(m: int, n: int, k: int, chip: Chip | str = "TPU v5e", *, batch: int = 1,
                  dtype: str = "bfloat16", out_dtype: str | None = None, precision: str = "default",
                  blocks: Blocks | tuple[int, int, int] | None = None, double_buffer: bool = True,
-                 epilogue_flops: int = 0) -> DotSchedule:
+                 epilogue_flops: int = 0, check_memory: bool = True) -> DotSchedule:
     """The static schedule of ``batch`` products ``[m, k] @ [k, n]`` on ``chip``'s TensorCore.
 
     ``blocks`` (``(bm, bn, bk)``) overrides :func:`choose_blocks`; a block that does not fit VMEM raises
     :class:`TPUError` naming the bytes it needs and the VMEM it has. ``epilogue_flops`` is VPU work
-    (per whole product) done on each finished C block.
+    (per whole product) done on each finished C block. ``check_memory``: refuse (OutOfMemoryError) operands
+    and output that do not fit the chip's HBM together. Any size is answered in O(log of the grid) time
+    (the totals in aggregate, ``steps`` played lazily: :mod:`labsim.machines.tpu_schedule`).
     """
+    fn = "ls.tpu.schedule_dot"
     core = TensorCore.of(chip)
-    for name, v in (("m", m), ("n", n), ("k", k), ("batch", batch)):
-        if not isinstance(v, (int, np.integer)) or v < 1:
-            raise TPUError(f"schedule_dot: {name} must be a positive integer, got {v!r}")
+    m, n, k, batch = (_positive_int(fn, name, v) for name, v in (("m", m), ("n", n), ("k", k), ("batch", batch)))
+    epilogue_flops = nonnegative(fn, "epilogue_flops", epilogue_flops)
+    for name, v in (("double_buffer", double_buffer), ("check_memory", check_memory)):
+        if not isinstance(v, bool):
+            raise ArgumentTypeError(f"{fn}: {name} must be True or False, got {v!r}")
     s_in = np.dtype(_np_dtype(dtype)).itemsize
     s_out = np.dtype(_np_dtype(out_dtype or dtype)).itemsize
     bufs = 2 if double_buffer else 1
     if blocks is None:
         blk = choose_blocks(m, n, k, core, s_in, s_out, double_buffer)
     else:
-        blk = blocks if isinstance(blocks, Blocks) else Blocks(*blocks)
-        for name in ("bm", "bn", "bk"):
-            v = getattr(blk, name)
-            if not isinstance(v, (int, np.integer)) or v < 1:
-                raise TPUError(f"schedule_dot: block {name} must be a positive integer, got {v!r}")
+        if not isinstance(blocks, Blocks):
+            if isinstance(blocks, (str, bytes)) or not hasattr(blocks, "__len__") or len(blocks) != 3:
+                raise ArgumentError(f"{fn}: blocks must be (bm, bn, bk), three positive integers, or an "
+                                    f"ls.tpu.Blocks, got {blocks!r}")
+            blocks = Blocks(*blocks)
+        blk = Blocks(*(_positive_int(fn, f"block {name}", getattr(blocks, name)) for name in ("bm", "bn", "bk")))
     need = blk.vmem_bytes(s_in, s_out, bufs)
     if core.vmem is not None and need > core.vmem:
         raise TPUError(
@@ -267,74 +278,23 @@ def schedule_dot(m: int, n: int, k: int, chip: Chip | str = "TPU v5e", *, batch:
             f"({bufs}·(bm·bk + bk·bn)·{s_in} B + {bufs}·bm·bn·{s_out} B + 4·bm·bn B for the float32 "
             f"accumulator), more than the {core.chip.name}'s {core.vmem / 2**20:.0f} MiB")
     chip_ = core.chip
+    if check_memory:
+        fits(fn, f"{batch:,} × ([{m:,}, {k:,}] and [{k:,}, {n:,}] operands and the [{m:,}, {n:,}] output)",
+             batch * ((m * k + k * n) * s_in + m * n * s_out), chip_.hbm_capacity, where=f"{chip_.name}'s HBM")
     passes = roofline.TPU_BF16_PASSES.get(precision)
     if passes is None:
-        raise TPUError(f"schedule_dot: precision must be one of {sorted(roofline.TPU_BF16_PASSES)}, got {precision!r}")
+        raise TPUError(f"{fn}: precision must be one of {sorted(roofline.TPU_BF16_PASSES)}, got {precision!r}")
     key = "bfloat16" if dtype in ("float32", "bfloat16") or dtype not in chip_.matrix_flops else dtype
     peak = chip_.peak_flops(key, ExecUnit.MATRIX) / (passes if dtype == "float32" else 1)
     vpu = chip_.vector_flops.get("float32") or peak  # no sourced VPU rate: the roofline's assumption
     bw = chip_.hbm_bandwidth
     r, c = core.mxu
-    nb, ni, nj, nk = batch, -(-m // blk.bm), -(-n // blk.bn), -(-k // blk.bk)
-    epi_per_elem = epilogue_flops / (batch * m * n)
-
-    steps: list[Step] = []
-    dma = 0.0  # when the DMA queue is next free
-    prev_comp_end = 0.0  # compute end of step s-1
-    prev_a = prev_b = None
-    order = [(b, i, j, kk) for b in range(nb) for i in range(ni) for j in range(nj) for kk in range(nk)]
-
-    def load_of(idx):
-        b, i, j, kk = idx
-        rows, cols = min(blk.bm, m - i * blk.bm), min(blk.bn, n - j * blk.bn)
-        depth = min(blk.bk, k - kk * blk.bk)
-        a_id, b_id = (b, i, kk), (b, kk, j)
-        nbytes = (rows * depth * s_in if a_id != prev_a else 0) + (depth * cols * s_in if b_id != prev_b else 0)
-        return nbytes, a_id, b_id, (rows, cols, depth)
-
-    nbytes, a_id, b_id, shape = load_of(order[0])
-    load = (0.0, nbytes / bw)
-    dma = load[1]
-    for s, idx in enumerate(order):
-        rows, cols, depth = shape
-        prev_a, prev_b = a_id, b_id
-        last_k = idx[3] == nk - 1
-        folds = -(-depth // r) * -(-cols // c)
-        flops = 2 * rows * cols * depth
-        padded = 2 * _up(rows, SUBLANES) * _up(cols, c) * _up(depth, r)
-        t = padded / peak + (rows * cols * epi_per_elem / vpu if last_k else 0.0)
-        start = max(load[1], prev_comp_end)
-        comp = (start, start + t)
-        store = None
-        store_bytes = rows * cols * s_out if last_k else 0
-
-        def do_store():
-            nonlocal dma
-            st = max(dma, comp[1])
-            dma = st + store_bytes / bw
-            return (st, dma)
-
-        nxt = None
-        if not double_buffer and last_k:
-            store = do_store()  # single buffer: the C block leaves before the next copy may start
-        if s + 1 < len(order):
-            nb_, a_n, b_n, shape_n = load_of(order[s + 1])
-            slot_free = prev_comp_end if double_buffer else comp[1]
-            if nb_:
-                st = max(dma, slot_free)
-                dma = st + nb_ / bw
-                nxt = (nb_, a_n, b_n, shape_n, (st, dma))
-            else:  # both blocks already in VMEM: nothing to copy, nothing to wait for
-                nxt = (0, a_n, b_n, shape_n, (comp[0], comp[0]))
-        if double_buffer and last_k:
-            store = do_store()
-        steps.append(Step(index=idx, shape=shape, load_bytes=nbytes, load=load, compute=comp, folds=folds,
-                          flops=flops, padded_flops=padded, store_bytes=store_bytes, store=store))
-        prev_comp_end = comp[1]
-        if nxt is not None:
-            nbytes, a_id, b_id, shape, load = nxt
+    plan = Plan(batch=batch, m=m, n=n, k=k, bm=blk.bm, bn=blk.bn, bk=blk.bk, s_in=s_in, s_out=s_out, peak=peak,
+                vpu=vpu, bw=bw, r=r, c=c, epi_per_elem=epilogue_flops / (batch * m * n), double_buffer=double_buffer)
+    nb, ni, nj, nk = plan.grid
     return DotSchedule(core=core, batch=batch, m=m, n=n, k=k, blocks=blk, double_buffer=double_buffer,
-                       steps=tuple(steps), peak_flops=peak, vmem_bytes=need)
+                       steps=Steps(plan, nb * ni * nj * nk), peak_flops=peak, vmem_bytes=need,
+                       totals=aggregate(plan))
 
 
 def _np_dtype(dtype: str):
@@ -343,7 +303,8 @@ def _np_dtype(dtype: str):
     try:
         return np.dtype(dtype)
     except TypeError:
-        raise TPUError(f"unknown dtype {dtype!r}") from None
+        raise TPUError(f"ls.tpu: unknown dtype {dtype!r}; accepted: 'bfloat16' or a NumPy dtype name "
+                       f"('float32', 'int8', ...)") from None
 
 
 def run_dot(a, b, chip: Chip | str = "TPU v5e", *, precision: str = "default", **kw) -> tuple[np.ndarray, DotSchedule]:
@@ -352,9 +313,16 @@ def run_dot(a, b, chip: Chip | str = "TPU v5e", *, precision: str = "default", *
     accumulators; integers exact). ``kw`` goes to :func:`schedule_dot` (``blocks``, ``double_buffer``).
     Returns the product (float32, or int64 for integers) and the schedule. For a compiled program use
     ``ls.tpu.run``."""
-    a, b = np.asarray(a), np.asarray(b)
+    try:
+        a, b = np.asarray(a), np.asarray(b)
+    except (ValueError, TypeError) as e:
+        raise ArgumentError(f"ls.tpu.run_dot: a and b must be 2-D arrays of numbers ({e})") from None
+    for name, x in (("a", a), ("b", b)):
+        if x.dtype.kind not in "biuf":
+            raise ArgumentTypeError(f"ls.tpu.run_dot: {name} must hold real numbers (bool, int or float), got "
+                                    f"dtype {x.dtype}")
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
-        raise TPUError(f"run_dot: need a[m, k] and b[k, n] with the same k, got {a.shape} and {b.shape}")
+        raise TPUError(f"ls.tpu.run_dot: need a[m, k] and b[k, n] with the same k, got {a.shape} and {b.shape}")
     integer = a.dtype.kind in "iub" and b.dtype.kind in "iub"
     dtype = str(a.dtype) if a.dtype.kind == "f" else ("int8" if integer else "float32")
     sched = schedule_dot(a.shape[0], b.shape[1], a.shape[1], chip, dtype=dtype, precision=precision, **kw)
@@ -385,8 +353,9 @@ def kernel_cost(kernel: Kernel, chip: Chip | str = "TPU v5e", *, double_buffer: 
     schedule's HBM copies, which count an operand block twice where it is copied twice), anything else
     as the roofline costs it (on the VPU)."""
     core = TensorCore.of(chip)
+    flag("ls.tpu.kernel_cost", "double_buffer", double_buffer)
     if not isinstance(kernel, Kernel):
-        raise TypeError(f"kernel_cost: kernel must be a Kernel, got {type(kernel).__name__} "
+        raise ArgumentTypeError(f"ls.tpu.kernel_cost: kernel must be a Kernel, got {type(kernel).__name__} "
                         "(a Program holds its kernels in prog.kernels)")
     base = roofline.kernel_cost(kernel, core.chip)
     if kernel.kind is not KernelKind.CONTRACTION:
@@ -399,7 +368,7 @@ def kernel_cost(kernel: Kernel, chip: Chip | str = "TPU v5e", *, double_buffer: 
     sched = schedule_dot(m, n, k, core.chip, batch=b, dtype=dot.operands[0].aval.dtype,
                          out_dtype=kernel.outputs[0].aval.dtype if kernel.outputs else None,
                          precision=kernel.precision, double_buffer=double_buffer,
-                         epilogue_flops=max(0, kernel.flops - dot_flops))
+                         epilogue_flops=max(0, kernel.flops - dot_flops), check_memory=False)
     return TPUKernelCost(kernel=kernel.name, unit=ExecUnit.MATRIX, dtype=base.dtype, flops=kernel.flops,
                          transcendentals=kernel.transcendentals, bytes=sched.bytes, peak_flops=sched.peak_flops,
                          bandwidth=core.chip.hbm_bandwidth, compute_time=sched.mxu_time,
@@ -413,9 +382,11 @@ def estimate(prog: Program, chip: Chip | str = "TPU v5e", *, double_buffer: bool
     """Every kernel of ``prog`` on a TPU (contractions scheduled onto the MXU), as a
     :class:`~labsim.machines.program_cost.ProgramCost`: the same fields as ``ls.estimate`` on a GPU."""
     if not isinstance(prog, Program):
-        raise TypeError(f"estimate: prog must be a Program, got {type(prog).__name__} "
+        raise ArgumentTypeError(f"ls.tpu.estimate: prog must be a Program, got {type(prog).__name__} "
                         "(compile a traced graph first: prog = ls.compile(graph))")
     core = TensorCore.of(chip)
+    flag("ls.tpu.estimate", "double_buffer", double_buffer)
+    flag("ls.tpu.estimate", "check_memory", check_memory)
     c = core.chip
     return ProgramCost(chip=c, kernels=tuple(kernel_cost(kn, c, double_buffer=double_buffer) for kn in prog.kernels),
                        launch_overhead=c.launch_overhead,
@@ -440,9 +411,11 @@ def run(prog: Program, *args, chip: Chip | str = "TPU v5e", double_buffer: bool 
     values through another array than the chip's MXU (``ws`` on ``chip.matrix_unit``), for figures
     whose cycles a reader can follow; the schedule, and so ``.time``, stay the chip's."""
     if not isinstance(prog, Program):
-        raise TypeError(f"ls.tpu.run: prog must be a compiled Program (prog = ls.compile(ls.trace(f, ...))), "
+        raise ArgumentTypeError(f"ls.tpu.run: prog must be a compiled Program (prog = ls.compile(ls.trace(f, ...))), "
                         f"got {type(prog).__name__}")
     core = TensorCore.of(chip)
+    flag("ls.tpu.run", "record", record)
+    flag("ls.tpu.run", "double_buffer", double_buffer)
     return _tpu_run.execute(prog, args, core, estimate(prog, core.chip, double_buffer=double_buffer),
                             schedule_dot=schedule_dot, record=record, array=array, dataflow=dataflow)
 

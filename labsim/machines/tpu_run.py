@@ -46,6 +46,7 @@ from . import systolic
 from .events import Event, EventKind, Trace, UnitId, UnitKind
 from .program_cost import ProgramCost
 from .roofline import KernelCost
+from ..support.errors import ArgumentError
 
 CYCLE_CELLS = 1 << 25  # a block whose cycles·R·C is at most this moves through the array cycle by cycle (≲ 0.1 s)
 BF16_U = 2.0 ** -8       # unit roundoff of bfloat16 (8 significant bits, round to nearest)
@@ -254,7 +255,7 @@ def execute(prog: Program, args, core, cost: ProgramCost, *, schedule_dot, recor
     if array is not None:
         if (not isinstance(array, tuple) or len(array) != 2
                 or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in array)):
-            raise ValueError(f"ls.tpu.run: array must be (rows, cols), two positive integers, got {array!r}")
+            raise ArgumentError(f"ls.tpu.run: array must be (rows, cols), two positive integers, got {array!r}")
     dataflow = systolic.Dataflow.parse(dataflow)
     arrays = _args(prog, args)
     cost.time  # raises OutOfMemoryError (with the report) before any work when the program does not fit

@@ -20,6 +20,7 @@ import numbers
 from dataclasses import dataclass
 
 from ..hardware import Chip, ChipKind, get
+from ..support.errors import ArgumentError
 from . import collectives
 
 # generation (Chip.arch) -> (axes of a slice, rule, length): "full": wraps only at that length;
@@ -57,7 +58,7 @@ class Slice:
         """Seconds for collective ``op`` on ``nbytes`` among the chips along ``axis``: a bidirectional
         ring if the axis wraps around, else a line (charged as a one-way ring; see the module)."""
         if isinstance(axis, bool) or not isinstance(axis, numbers.Integral) or not 0 <= axis < len(self.shape):
-            raise ValueError(f"axis_time: axis must be 0 to {len(self.shape) - 1}, got {axis!r}")
+            raise ArgumentError(f"axis_time: axis must be 0 to {len(self.shape) - 1}, got {axis!r}")
         n = self.shape[axis]
         topo = "bidir_ring" if self.wrap[axis] else "ring"
         return collectives.time(op, nbytes, n, self.chip.chip_link, topology=topo)
@@ -71,16 +72,16 @@ def tpu_slice(chip: Chip | str, shape) -> Slice:
     per axis, each axis marked with or without its wraparound link."""
     c = get(chip)
     if c.kind is not ChipKind.TPU or c.arch not in WRAP_RULES:
-        raise ValueError(f"tpu_slice: chip must be one of {', '.join(WRAP_RULES)}, got {c.name!r}")
+        raise ArgumentError(f"tpu_slice: chip must be one of {', '.join(WRAP_RULES)}, got {c.name!r}")
     axes, rule, length = WRAP_RULES[c.arch]
     try:
         dims = tuple(shape)
     except TypeError:
-        raise ValueError(f"tpu_slice: shape must be {axes} chip counts, got {shape!r}") from None
+        raise ArgumentError(f"tpu_slice: shape must be {axes} chip counts, got {shape!r}") from None
     if len(dims) != axes or any(isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1 for d in dims):
-        raise ValueError(f"tpu_slice: shape must be {axes} integers >= 1 for a {c.arch} slice, got {shape!r}")
+        raise ArgumentError(f"tpu_slice: shape must be {axes} integers >= 1 for a {c.arch} slice, got {shape!r}")
     if rule == "full" and any(d > length for d in dims):
-        raise ValueError(f"tpu_slice: a {c.arch} pod is {length} chips per axis, got shape {dims}")
+        raise ArgumentError(f"tpu_slice: a {c.arch} pod is {length} chips per axis, got shape {dims}")
     wrap = tuple(d == length if rule == "full" else d % length == 0 for d in dims)
     return Slice(c, tuple(int(d) for d in dims), wrap)
 

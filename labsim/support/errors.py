@@ -104,3 +104,13 @@ def fits(fn: str, what: str, need: float, capacity: float, *, where: str) -> Non
         raise OutOfMemoryError(
             f"{fn}: {what} needs {need:,.0f} bytes ({need / 2**30:.2f} GiB) but {where} holds "
             f"{capacity:,.0f} bytes ({capacity / 2**30:.2f} GiB): {(need - capacity) / 2**30:.2f} GiB too many")
+
+
+def flag(fn: str, arg: str, value) -> bool:
+    """``value`` as a bool: only ``True`` or ``False`` (a NumPy bool too); no strings, no 0/1."""
+    if isinstance(value, bool):
+        return value
+    import numpy as np
+    if isinstance(value, np.bool_):
+        return bool(value)
+    raise ArgumentTypeError(f"{_name(fn, arg)} must be True or False, got {value!r} ({type(value).__name__})")

@@ -19,8 +19,9 @@ from ...core.interpreter import coerce_args
 from ...core.ir import Literal
 from ...hardware import Chip, get as get_chip
 from ..events import Trace
+from ...support.errors import ArgumentError, ArgumentTypeError
 from .machine import KernelRun, SimtError, run_ir
-
+from .runargs import MAX_BLOCKS_PER_SM, MAX_SMS, check_run_kwargs  # noqa: F401  (re-exported)
 
 @dataclass
 class ProgramRun:
@@ -63,8 +64,14 @@ def run(prog: Program, *args, chip="H100 SXM", select: str = "select", **kw) -> 
     ``"branch"`` (:func:`labsim.compiler.emit.kernel_ir`). Other keyword arguments go to :func:`run_ir` (``policy``,
     ``timing``, ``trace``, ...); ``trace`` defaults to ``False`` here (values only)."""
     if not isinstance(prog, Program):
-        raise TypeError(f"ls.simt.run: expected a compiled Program (ls.compile(graph)), got {type(prog).__name__}")
+        raise ArgumentTypeError(f"ls.simt.run: expected a compiled Program (ls.compile(graph)), got {type(prog).__name__}")
     c = get_chip(chip)
+    if c.sm is None:
+        raise SimtError(f"ls.simt.run: chip {c.name!r} is not a GPU with SMs; the SIMT machine runs NVIDIA-style "
+                        f"GPUs (for example 'H100 SXM'); a TPU's programs run with ls.tpu.run")
+    if select not in ("select", "branch"):
+        raise ArgumentError(f"ls.simt.run: select must be 'select' or 'branch', got {select!r}")
+    check_run_kwargs("ls.simt.run", c, kw)
     g = prog.graph
     buffers: dict[int, np.ndarray] = {}
     # checked as ls.evaluate checks them: count, structure, numeric, shape, a safe dtype
@@ -90,6 +97,7 @@ def run(prog: Program, *args, chip="H100 SXM", select: str = "select", **kw) -> 
 def run_kernel(k: Kernel, buffers: dict[int, np.ndarray], chip="H100 SXM", *, select: str = "select",
                **kw) -> KernelRun:
     """Run one kernel with its inputs from ``buffers`` (by ``id`` of the Var); writes its outputs there."""
+    check_run_kwargs("ls.simt.run_kernel", get_chip(chip), kw)
     ir = kernel_ir(k, chip, select=select)
     missing = [str(v) for v in k.inputs if id(v) not in buffers]
     if missing:
@@ -100,4 +108,4 @@ def run_kernel(k: Kernel, buffers: dict[int, np.ndarray], chip="H100 SXM", *, se
     return r
 
 
-__all__ = ["ProgramRun", "kernel_ir", "run", "run_kernel"]
+__all__ = ["ProgramRun", "check_run_kwargs", "kernel_ir", "run", "run_kernel"]
