@@ -157,8 +157,7 @@ def _static_html(figures: Mapping[str, str], initial: str, alt: str, controls: S
         chrome = anim_controls(fid, anim["label"], len(names), start,
                                step_text(anim["label"], names[start], start, len(names)))
         anim_script = ANIM_SCRIPT % {"id": json.dumps(fid)}
-    mark = ' data-labsim-anim="1"' if anim else ""
-    body = (f'<div class="labsim-figure" id="{fid}" data-labsim-kind="{kind}"{mark}>{ctl}{plot}{chrome}'
+    body = (f'<div class="labsim-figure" id="{fid}" data-labsim-kind="{kind}">{ctl}{plot}{chrome}'
             f'<script type="application/json" class="labsim-data">{payload}</script>'
             + anim_script + _SCRIPT % {"id": json.dumps(fid)} + "</div>")
     return _figure_wrap(body, caps.get(initial, ""), name)
