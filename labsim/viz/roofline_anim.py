@@ -8,8 +8,9 @@ the one with the most FLOPs). Step ``i`` draws:
 - the chip's roof for that kernel's unit and dtype (the rate and bandwidth ``ls.estimate`` charged it), the
   ridge as a dotted line;
 - the kernel's point at value ``values[i]`` (its intensity and attained FLOP/s, coloured by what bounds it:
-  "memory" orange or "compute" blue), the points of the earlier steps as a grey trail;
-- under the roofline, the kernel's compute time and memory time as two bars (its time is the longer).
+  "memory" orange, "compute" blue, "latency" reddish purple), the points of the earlier steps as a grey trail;
+- under the roofline, the kernel's compute time, memory time and the chip's shortest kernel time (the
+  latency floor) as bars: the kernel's time is the longest of the three.
 
 Every axis keeps one range over all the steps (and all the chips of a ``chip`` control), so the point's
 movement is the only change. All three faces come from :func:`labsim.viz.animate`: live (ipywidgets Play
@@ -27,6 +28,8 @@ from .palette import NEUTRAL, ROLE
 from .plots import style
 
 _FN = "roofline_animation"
+#: the point's colour by what bounds the kernel (the palette's meaning: compute, bytes moving, overhead)
+_BOUND_ROLE = {"compute": "compute", "memory": "memory", "latency": "overhead"}
 
 
 def _program(fn: str, built, value, over: str):
@@ -51,10 +54,11 @@ def _values(fn: str, values) -> list:
 
 
 def roofline_costs(build: Callable[[Any], Any], values: Sequence, *, chip, kernel: int | str | None = None,
-                   over: str = "batch") -> list:
+                   over: str = "batch", programs: dict | None = None) -> list:
     """The :class:`~labsim.machines.roofline.KernelCost` of the followed kernel at each value: ``build(v)``
     compiled and costed with ``ls.estimate(prog, chip)``. ``kernel``: its index in the program, or its
-    name; None follows the kernel with the most FLOPs at the first value."""
+    name; None follows the kernel with the most FLOPs at the first value. ``programs`` (a dict) keeps the
+    compiled programs by ``repr(value)``, so several chips compile each value once."""
     from ..machines.roofline import estimate
 
     if not callable(build):
@@ -63,7 +67,10 @@ def roofline_costs(build: Callable[[Any], Any], values: Sequence, *, chip, kerne
     values = _values(_FN, values)
     costs = []
     for v in values:
-        ks = estimate(_program(_FN, build(v), v, over), chip).kernels
+        prog = programs[repr(v)] if programs is not None and repr(v) in programs else _program(_FN, build(v), v, over)
+        if programs is not None:
+            programs[repr(v)] = prog
+        ks = estimate(prog, chip).kernels
         if not ks:
             raise ArgumentError(f"{_FN}: the program for {over}={v!r} has no kernel to follow")
         if kernel is None:
@@ -86,6 +93,12 @@ def roofline_costs(build: Callable[[Any], Any], values: Sequence, *, chip, kerne
 def _span(lo: float, hi: float, pad: float = 2.0) -> list[float]:
     """A log axis's range (log10 units) around [lo, hi], padded by the factor ``pad`` at both ends."""
     return [math.log10(lo / pad), math.log10(hi * pad)]
+
+
+def _times(k) -> tuple[float, float]:
+    """The shortest and longest of a kernel's bars (compute, memory, latency floor), zeros left out."""
+    ts = [t for t in (k.compute_time, k.memory_time, k.latency_floor) if t > 0]
+    return min(ts), max(ts)
 
 
 def ridge_of(cost) -> float:
@@ -118,8 +131,7 @@ def roofline_frames(costs: Sequence, values: Sequence, *, over: str = "batch", f
     ext = dict(extents or {})
     xlo, xhi = ext.get("x", (min(min(ints), ridge), max(max(ints), ridge)))
     ylo, yhi = ext.get("y", (min(k.achieved_flops for k in costs), peak))
-    tlo, thi = ext.get("t", (min(min(k.compute_time, k.memory_time) for k in costs),
-                             max(max(k.compute_time, k.memory_time) for k in costs)))
+    tlo, thi = ext.get("t", (min(_times(k)[0] for k in costs), max(_times(k)[1] for k in costs)))
     xr, yr, tr = _span(xlo, xhi, 3.0), _span(ylo / 1e12, yhi / 1e12, 2.5), _span(tlo * 1e6, thi * 1e6, 3.0)
     rx = [10 ** xr[0], ridge, 10 ** xr[1]]
     ry = [min(peak, x * bw) / 1e12 for x in rx]
@@ -134,13 +146,13 @@ def roofline_frames(costs: Sequence, values: Sequence, *, over: str = "batch", f
                               textposition="top center", textfont=dict(size=13),
                               marker=dict(size=16, color=ROLE["memory"], line=dict(color="#222222", width=1.5))),
                    row=1, col=1)
-    base.add_trace(go.Bar(y=["compute", "memory"], x=[None, None], orientation="h", showlegend=False,
-                          marker=dict(color=[ROLE["compute"], ROLE["memory"]]), textposition="outside",
+    base.add_trace(go.Bar(y=["compute", "memory", "floor"], x=[None, None, None], orientation="h", showlegend=False,
+                          marker=dict(color=[ROLE["compute"], ROLE["memory"], ROLE["overhead"]]), textposition="outside",
                           cliponaxis=False, textfont=dict(size=12), hoverinfo="skip"), row=2, col=1)
     base.update_xaxes(type="log", range=xr, title="intensity (FLOP/byte)", row=1, col=1)
     base.update_yaxes(type="log", range=yr, title="TFLOP/s", row=1, col=1)
     base.update_xaxes(type="log", range=tr, title="time (µs)", row=2, col=1)
-    base.update_yaxes(type="category", categoryorder="array", categoryarray=["memory", "compute"], row=2, col=1)
+    base.update_yaxes(type="category", categoryorder="array", categoryarray=["floor", "memory", "compute"], row=2, col=1)
     base.add_shape(type="line", x0=ridge, x1=ridge, y0=0, y1=1, xref="x", yref="y domain",
                    line=dict(color="#999999", dash="dot", width=1.5))
     style(base, height=height)
@@ -158,9 +170,10 @@ def roofline_frames(costs: Sequence, values: Sequence, *, over: str = "batch", f
         d[1].update(x=[c.intensity for c in costs[:i]] or [None],
                     y=[c.achieved_flops / 1e12 for c in costs[:i]] or [None])
         d[2].update(x=[k.intensity], y=[k.achieved_flops / 1e12], text=[f"{over} {fmt(v)}"],
-                    marker=dict(d[2]["marker"], color=ROLE["memory" if bound == "memory" else "compute"]))
-        d[3].update(x=[k.compute_time * 1e6, k.memory_time * 1e6],
-                    text=[fmt_si(k.compute_time, "s"), fmt_si(k.memory_time, "s")])
+                    marker=dict(d[2]["marker"], color=ROLE[_BOUND_ROLE.get(bound, "compute")]))
+        floor = k.latency_floor if k.latency_floor > 0 else None
+        d[3].update(x=[k.compute_time * 1e6, k.memory_time * 1e6, floor * 1e6 if floor else None],
+                    text=[fmt_si(k.compute_time, "s"), fmt_si(k.memory_time, "s"), fmt_si(floor, "s") if floor else ""])
         status = dict(x=0, y=1.0, xref="paper", yref="paper", xanchor="left", yanchor="bottom", showarrow=False,
                       align="left", font=dict(size=12),
                       text=f"{over} {fmt(v)}: <b>{bound}-bound</b>, {k.intensity:,.0f} FLOP/B, "
@@ -193,12 +206,12 @@ def roofline_animation(build: Callable[[Any], Any], values: Sequence, *, chip="H
     chips = list(chip) if isinstance(chip, (list, tuple)) else [chip]
     if not chips:
         raise ArgumentError(f"{_FN}: chip must name a chip or list chips, got {chip!r}")
-    costs = {c: roofline_costs(build, values, chip=c, kernel=kernel, over=over) for c in chips}
+    programs: dict = {}
+    costs = {c: roofline_costs(build, values, chip=c, kernel=kernel, over=over, programs=programs) for c in chips}
     every = [k for ks in costs.values() for k in ks]
     extents = {"x": (min(min(k.intensity, ridge_of(k)) for k in every), max(max(k.intensity, ridge_of(k)) for k in every)),
                "y": (min(k.achieved_flops for k in every), max(k.peak_flops for k in every)),
-               "t": (min(min(k.compute_time, k.memory_time) for k in every),
-                     max(max(k.compute_time, k.memory_time) for k in every))}
+               "t": (min(_times(k)[0] for k in every), max(_times(k)[1] for k in every))}
     fmt = fmt or (lambda v: f"{v:,}" if isinstance(v, int) else str(v))
 
     def summary(chip):
@@ -222,8 +235,8 @@ def roofline_animation(build: Callable[[Any], Any], values: Sequence, *, chip="H
         if alt is not None:
             return alt(chip) if callable(alt) else alt
         return ("Animated roofline, log-log: the chip's roof, a dotted ridge line, and one point per step that "
-                "moves right and up as the size grows, with two bars under it for the kernel's compute and "
-                "memory time. " + summary(chip) + ".")
+                "moves right and up as the size grows, with bars under it for the kernel's compute time, memory "
+                "time and the chip's shortest kernel time. " + summary(chip) + ".")
 
     make = lambda chip: roofline_frames(costs[chip], values, over=over, fmt=fmt, extents=extents, height=height)
     labels = lambda chip: [step_description(k, v, over=over, fmt=fmt) for k, v in zip(costs[chip], values)]
