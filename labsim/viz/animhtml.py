@@ -78,7 +78,9 @@ ANIM_SCRIPT = """
     range.max = String(Math.max(n - 1, 0)); range.value = String(i);
     range.setAttribute("aria-valuetext", t);
     text.textContent = t;
-    back.disabled = i <= 0; next.disabled = i >= n - 1;
+    /* aria-disabled, not disabled: a disabled button drops the keyboard focus the reader just used */
+    back.setAttribute("aria-disabled", i <= 0 ? "true" : "false");
+    next.setAttribute("aria-disabled", i >= n - 1 ? "true" : "false");
   }
   function show(k, ease) {
     if (!names.length) return;
