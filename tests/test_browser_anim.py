@@ -84,8 +84,12 @@ def drive_animations(browser, base_url: str, page: str, *, viewport=DESKTOP, key
     ctx = browser.new_context(viewport=viewport, service_workers="block", reduced_motion="no-preference")
     try:
         pg = ctx.new_page()
-        pg.on("console", lambda m: m.type == "error" and "favicon" not in m.text
+        # a failed load is reported by its response (the console's echo does not name the URL); the
+        # browser's own favicon guess is not the page's
+        pg.on("console", lambda m: m.type == "error" and not m.text.startswith("Failed to load resource")
               and problems.append(f"console error: {m.text}"))
+        pg.on("response", lambda r: r.status >= 400 and not r.url.endswith("/favicon.ico")
+              and problems.append(f"HTTP {r.status}: {r.url}"))
         pg.on("pageerror", lambda e: problems.append(f"uncaught exception: {e}"))
         pg.goto(base_url + page, wait_until="load")
         figs = pg.locator(".labsim-figure:has(.labsim-anim)")
@@ -192,7 +196,7 @@ def _page(tmp_path: Path, monkeypatch, *, working: bool) -> str:
         assert "data.anim" not in html
     shutil.copy(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", tmp_path / "plotly.min.js")
     (tmp_path / "anim.html").write_text('<!doctype html><html><head><meta charset="utf-8">'
-                                        '<link rel="icon" href="data:,"><script src="plotly.min.js"></script></head><body>'
+                                        '<script src="plotly.min.js"></script></head><body>'
                                         + html + "</body></html>", encoding="utf-8")
     return "anim.html"
 
