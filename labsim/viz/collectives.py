@@ -87,7 +87,8 @@ def ring_frames(n: int = 4, op: str = "all_reduce") -> list:
                          showlegend=True))
         # each send ends in a large arrowhead at the receiver (an annotation arrow: the print face draws it too)
         arrows = [dict(x=ax[3 * j + 1], y=ay[3 * j + 1], ax=ax[3 * j], ay=ay[3 * j], xref="x", yref="y", axref="x",
-                       ayref="y", text="", showarrow=True, arrowhead=2, arrowsize=1.6, arrowwidth=3,
+                       ayref="y", text="", showarrow=True, arrowhead=2, arrowsize=1.5 if n <= 4 else 1.3,
+                       arrowwidth=3 if n <= 4 else 2,
                        arrowcolor=ROLE["memory"], standoff=0) for j in range(len(sends))]
         # the chunks that just received a send: a thick dark frame round each (what moved in this step)
         received = {(dst, c) for _, dst, c in sends}
@@ -97,7 +98,9 @@ def ring_frames(n: int = 4, op: str = "all_reduce") -> list:
         groups = {"own data": ([], [], []), "partial sum": ([], [], []), "complete sum": ([], [], [])}
         for i in range(n):
             x, y = pos[i]
-            d = 0.34 + abs(x) * (n * w / 2)  # row of chunks beyond the node, clear of it sideways too
+            # row of chunks beyond the node, clear of it sideways too and on a phone (where the 44 px node
+            # is about 0.3 units wide)
+            d = 0.5 + abs(x) * (n * w / 2)
             for c in range(n):
                 cx = x * (1 + d) + (c - (n - 1) / 2) * w
                 cy = y * (1 + d)
