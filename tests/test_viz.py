@@ -457,6 +457,8 @@ def test_animation_live_face_steps_and_controls():
     assert a.step_slider.max == 4
     a.step_slider.value = 3
     assert a.step == 3
+    assert "step: 3 (4 of 5)" in a.step_text.value and 'aria-live="polite"' in a.step_text.value
+    assert a.play.description and a.step_slider.description == "step"
     a.controls["n"].value = 2
     assert a.params["n"] == 2 and a.error is None
     assert len(a.frames_for(n=2)[0].data[0].x) == 2

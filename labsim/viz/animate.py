@@ -7,10 +7,11 @@ toggle buttons or a dropdown for names).
 
 - Website (``LABSIM_BOOK=1``): for every combination of control values, one Plotly figure with frames,
   and under it the page's own play, step and slider controls with a live line naming the step
-  (:mod:`labsim.viz.animhtml`: keyboard and screen-reader operable, outside the plot); the axes are the union over every frame of every
-  combination, so they stay put. Caption and alt text as for any figure.
-- JupyterLab: the controls, an ipywidgets ``Play`` button linked to a step slider, and the figure of the
-  current step. The frames of a control combination are computed once and kept.
+  (:mod:`labsim.viz.animhtml`: keyboard and screen-reader operable, outside the plot); the axes are the
+  union over every frame of every combination, so they stay put. Caption and alt text as for any figure.
+- JupyterLab: the controls, an ipywidgets ``Play`` button linked to a step slider (both described), a
+  line naming the step shown, and the figure of the current step. The frames of a control combination
+  are computed once and kept.
 - Print: ``Animation.save("a.gif")`` writes every step as a GIF frame; ``.svg``, ``.pdf`` or ``.png`` write
   one step (``step=``, the last by default), drawn with matplotlib (:mod:`labsim.viz.printface`).
 
@@ -24,6 +25,7 @@ import itertools
 import json
 from typing import Any, Callable, Mapping, Sequence
 
+from .animhtml import step_text
 from .faces import (Figure, Interactive, _caption, _fig_json, _static_html, figure_problem, in_book,
                     shared_ranges, _apply_ranges, _extents)
 
@@ -262,12 +264,17 @@ class Animation(Interactive):
                                continuous_update=True, style={"description_width": "initial"},
                                layout=w.Layout(width="min(100%, 40em)"))
             w.jslink((play, "value"), (step, "value"))
+            now = w.HTML()  # the step shown, in words (as the website's live line)
+            self.step_text = now
             self.play, self.step_slider = play, step
 
             def draw():
                 frames = self.frames_for(**self.params)
                 i = min(step.value, len(frames) - 1)
                 self.step = i
+                names = self._step_names(self.params, len(frames))
+                now.value = (f'<div class="labsim-anim-text" aria-live="polite">'
+                             f'{html.escape(step_text(self.step_label, names[i], i, len(frames)))}</div>')
                 with out:
                     out.clear_output(wait=True)
                     display(Figure(self._ready(**self.params)[i], self.alt_text(**self.params)))
@@ -294,7 +301,7 @@ class Animation(Interactive):
             self._on_change = on_control
             self._draw = draw
             draw()
-            self._widget = w.VBox([*controls, w.HBox([play, step]), msg, out, *texts],
+            self._widget = w.VBox([*controls, w.HBox([play, step]), now, msg, out, *texts],
                                   layout=w.Layout(border="1px solid #DDDDDD", padding="6px"))
         return self._widget
 
