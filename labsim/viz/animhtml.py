@@ -32,7 +32,7 @@ EASE_MS = 260
 _ROW = "display:flex;flex-wrap:wrap;align-items:center;gap:.4em .6em;margin:.4em 0 .2em"
 _BUTTON = ("font:inherit;font-size:.95em;min-height:2.2em;min-width:2.6em;padding:.15em .7em;border:1px solid #888;"
            "border-radius:4px;background:#fff;color:#222;cursor:pointer")
-_TEXT = "margin:.1em 0 .3em;font-size:.92em;color:#333;min-height:1.3em;overflow-wrap:anywhere"
+_TEXT = "margin:.1em 0 .3em;font-size:.92em;color:inherit;min-height:1.3em;overflow-wrap:anywhere"
 
 
 def anim_controls(fid: str, label: str, n: int, start: int, first_text: str) -> str:
