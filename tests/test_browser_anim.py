@@ -78,8 +78,10 @@ def _where(text: str) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-def drive_animations(browser, base_url: str, page: str, *, viewport=DESKTOP, keyboard: bool = True) -> list[str]:
-    """Open the page and drive every animation as the module docstring says; the problems found."""
+def drive_animations(browser, base_url: str, page: str, *, viewport=DESKTOP, keyboard: bool = True,
+                     then_phone: bool = False) -> list[str]:
+    """Open the page and drive every animation as the module docstring says; the problems found.
+    ``then_phone``: afterwards narrow the same page to phone width and check the layout there (one load)."""
     problems: list[str] = []
     ctx = browser.new_context(viewport=viewport, service_workers="block", reduced_motion="no-preference")
     try:
@@ -125,7 +127,7 @@ def drive_animations(browser, base_url: str, page: str, *, viewport=DESKTOP, key
                 problems.append(f"{name}: Enter on Play did not change the step text ({before!r})")
             pg.keyboard.press("Space")  # pause
             paused = text()
-            pg.wait_for_timeout(int(2.5 * ms))
+            pg.wait_for_timeout(int(1.6 * ms))
             if text() != paused:
                 problems.append(f"{name}: Space on Pause did not stop it ({paused!r} became {text()!r})")
             at = _where(paused)
@@ -150,6 +152,12 @@ def drive_animations(browser, base_url: str, page: str, *, viewport=DESKTOP, key
                 if _where(text()) != (want, at[1]):
                     problems.append(f"{name}: {key} on the slider shows {text()!r}, not step {want} of {at[1]}")
             pg.wait_for_timeout(300)  # a transition in flight, interrupted, must not log an error either
+        if then_phone and keyboard:
+            pg.set_viewport_size(PHONE)
+            pg.wait_for_timeout(600)  # Plotly redraws responsive figures on resize
+            for i in range(figs.count()):
+                problems += [f"{page} animation {i + 1} at {PHONE['width']} px: {p}"
+                             for p in figs.nth(i).element_handle().evaluate(_PHONE_LAYOUT)]
     finally:
         ctx.close()
     return problems
@@ -164,18 +172,10 @@ def anim_site_url():
 
 
 @pytest.mark.parametrize("page", PAGES or ["(no built page with an animation)"])
-def test_animations_by_keyboard(page, browser, anim_site_url):
+def test_animations_by_keyboard_and_on_a_phone(page, browser, anim_site_url):
     if not PAGES:
         missing("no built page has an animation (make book)")
-    problems = drive_animations(browser, anim_site_url, page)
-    assert not problems, "\n  ".join(problems)
-
-
-@pytest.mark.parametrize("page", PAGES or ["(no built page with an animation)"])
-def test_animation_controls_fit_a_phone(page, browser, anim_site_url):
-    if not PAGES:
-        missing("no built page has an animation (make book)")
-    problems = drive_animations(browser, anim_site_url, page, viewport=PHONE, keyboard=False)
+    problems = drive_animations(browser, anim_site_url, page, then_phone=True)
     assert not problems, "\n  ".join(problems)
 
 
@@ -204,7 +204,7 @@ def _page(tmp_path: Path, monkeypatch, *, working: bool) -> str:
 def test_checker_passes_a_working_animation_and_fails_a_dead_one(browser, tmp_path, monkeypatch):
     page = _page(tmp_path, monkeypatch, working=True)
     with serve_directory(tmp_path) as url:
-        assert drive_animations(browser, url, page) == []
+        assert drive_animations(browser, url, page, then_phone=True) == []
         assert drive_animations(browser, url, page, viewport=PHONE, keyboard=False) == []
     page = _page(tmp_path, monkeypatch, working=False)
     with serve_directory(tmp_path) as url:
