@@ -451,6 +451,13 @@ def test_animation_opens_on_the_step_asked_for(monkeypatch):
         lv.animate(lambda: _bars(2, 1.0), alt="x", start=7).to_html()
 
 
+def test_animation_reserves_the_height_of_the_figure_it_opens_on(monkeypatch):
+    monkeypatch.setenv("LABSIM_BOOK", "1")
+    a = lv.animate(lambda n: [go.Figure(go.Bar(y=[1, n]), layout=dict(height=200 + 100 * n)) for _ in range(3)],
+                   {"n": [1, 2, 3]}, alt="x", caption=lambda n: f"{n} tall", defaults={"n": 1})
+    assert re.search(r'class="labsim-plot" role="img"[^>]*min-height:300px', a.to_html())
+
+
 def test_animation_live_face_steps_and_controls():
     a = lv.animate(lambda n: _bars(n, 1.0), {"n": [2, 3]}, alt="growing bars")
     box = a.widget

@@ -205,8 +205,10 @@ class Animation(Interactive):
             controls = []
         from .animhtml import EASE_MS
         anim = {"label": self.step_label, "ms": self.frame_ms, "ease": EASE_MS, "steps": steps, "start": starts}
+        # the plot's reserved height is the first figure's (the last combination's could be taller: a gap)
+        first = all_frames.get(initial) or next(iter(all_frames.values()))
         return _static_html(figures, initial, self.alt_text(**self.params), controls, captions=caps, alts=alts,
-                            name=self.name, height=frames[0].layout.height or 360, anim=anim)
+                            name=self.name, height=first[0].layout.height or 360, anim=anim)
 
     def alt_text(self, **params) -> str:
         return self.alt(**self._params(params)) if callable(self.alt) else self.alt
