@@ -26,7 +26,7 @@ import json
 from typing import Any, Callable, Mapping, Sequence
 
 from .animhtml import step_text
-from .faces import (Figure, Interactive, _caption, _fig_json, _static_html, figure_problem, in_book,
+from .faces import (Figure, Interactive, _caption, _fig_json, _static_html, figure_problem, in_book, min_width,
                     shared_ranges, _apply_ranges, _extents)
 
 MAX_STEPS = 120
@@ -208,7 +208,8 @@ class Animation(Interactive):
         # the plot's reserved height is the first figure's (the last combination's could be taller: a gap)
         first = all_frames.get(initial) or next(iter(all_frames.values()))
         return _static_html(figures, initial, self.alt_text(**self.params), controls, captions=caps, alts=alts,
-                            name=self.name, height=first[0].layout.height or 360, anim=anim)
+                            name=self.name, height=first[0].layout.height or 360, anim=anim,
+                            min_px=max((min_width(fr[0]) or 0 for fr in all_frames.values()), default=0) or None)
 
     def alt_text(self, **params) -> str:
         return self.alt(**self._params(params)) if callable(self.alt) else self.alt

@@ -115,7 +115,8 @@ def schedule_frames(run, *, steps: int = 24, sm: int | None = None, scheduler: i
     style(base, title=title, height=max(height, 180 + 26 * len(labels)))
     base.update_layout(margin=dict(t=56 if title is None else 86))
     # the website opens on the whole run (the first steps are nearly empty); play starts from the first cycle
-    base.update_layout(meta=dict(base.layout.meta or {}, labsim_start=len(cuts) - 1))
+    # and on a phone it keeps at least 560 px (about 3 px per cycle of a 130-cycle run), scrolling sideways
+    base.update_layout(meta=dict(base.layout.meta or {}, labsim_start=len(cuts) - 1, min_width=560))
     base = base.to_plotly_json()
     frames = []
     for t in cuts:
