@@ -416,16 +416,46 @@ def test_animation_static_face_has_frames_play_and_fixed_axes(monkeypatch):
     ymax = set()
     for key, fig in payload["figures"].items():
         assert len(fig["frames"]) == 5
-        labels = [b["label"] for b in fig["layout"]["updatemenus"][0]["buttons"]]
-        assert any("play" in s for s in labels) and any("pause" in s for s in labels)
-        steps = fig["layout"]["sliders"][0]["steps"]
-        assert [s["args"][0][0] for s in steps] == [str(i) for i in range(5)]
-        assert fig["layout"]["sliders"][0]["currentvalue"]["prefix"].startswith("cycle")
+        assert [f["name"] for f in fig["frames"]] == [str(i) for i in range(5)]
+        # no Plotly buttons or slider inside the plot (role="img"): the page's own HTML controls
+        assert not fig["layout"].get("updatemenus") and not fig["layout"].get("sliders")
+        assert payload["anim"]["steps"][key] == [str(i) for i in range(5)] and payload["anim"]["start"][key] == 0
         ymax.add(tuple(fig["layout"]["yaxis"]["range"]))
+    assert payload["anim"]["label"] == "cycle"
+    plot_end = page.index("</div>", page.index('class="labsim-plot" role="img"'))
+    for control in ('class="labsim-anim-play"', 'class="labsim-anim-back"', 'class="labsim-anim-next"',
+                    'class="labsim-anim-step"', 'aria-live="polite"'):
+        assert page.index(control) > plot_end, control  # outside the plot's role="img"
+    assert re.search(r'<label for="(lsfig-[0-9a-f]+-step)"[^>]*>cycle</label><input type="range" id="\1"', page)
+    assert "cycle: 0 (1 of 5)" in page  # the live line's first text, before the script runs
     # one y range for every step of every combination: the tallest bar is 5 * 4.0
     assert len(ymax) == 1 and max(ymax.pop()) >= 20.0
     assert payload["captions"]["1_1"] == "3 bars growing by 4.0"
     assert '<figcaption class="labsim-caption">' in page
+
+
+def test_animation_opens_on_the_step_asked_for(monkeypatch):
+    monkeypatch.setenv("LABSIM_BOOK", "1")
+    a = lv.animate(lambda: _bars(2, 1.0), alt="growing bars", start=-1)
+    payload = static_payload(a.to_html())
+    (key, fig), = payload["figures"].items()
+    assert payload["anim"]["start"][key] == 4
+    assert fig["data"][0]["y"] == fig["frames"][4]["data"][0]["y"] != fig["frames"][0]["data"][0]["y"]
+
+    def marked():
+        frames = _bars(2, 1.0)
+        frames[0].layout.meta = {"labsim_start": 2}
+        return frames
+    assert static_payload(lv.animate(marked, alt="x").to_html())["anim"]["start"]["0"] == 2
+    with pytest.raises(ValueError, match="start=7"):
+        lv.animate(lambda: _bars(2, 1.0), alt="x", start=7).to_html()
+
+
+def test_animation_reserves_the_height_of_the_figure_it_opens_on(monkeypatch):
+    monkeypatch.setenv("LABSIM_BOOK", "1")
+    a = lv.animate(lambda n: [go.Figure(go.Bar(y=[1, n]), layout=dict(height=200 + 100 * n)) for _ in range(3)],
+                   {"n": [1, 2, 3]}, alt="x", caption=lambda n: f"{n} tall", defaults={"n": 1})
+    assert re.search(r'class="labsim-plot" role="img"[^>]*min-height:300px', a.to_html())
 
 
 def test_animation_live_face_steps_and_controls():
@@ -434,6 +464,8 @@ def test_animation_live_face_steps_and_controls():
     assert a.step_slider.max == 4
     a.step_slider.value = 3
     assert a.step == 3
+    assert "step: 3 (4 of 5)" in a.step_text.value and 'aria-live="polite"' in a.step_text.value
+    assert a.play.description and a.step_slider.description == "step"
     a.controls["n"].value = 2
     assert a.params["n"] == 2 and a.error is None
     assert len(a.frames_for(n=2)[0].data[0].x) == 2

@@ -6,6 +6,7 @@
 - :func:`interactive` — a figure driven by controls: ipywidgets in JupyterLab; on the website the same
   figure precomputed for every control value and switched by sliders in the page.
 - :func:`animate` — a stepped figure with a play button and a step slider (both faces).
+- :func:`roofline_animation` — a kernel's point moving on the roofline as a size grows, from ls.estimate runs.
 - :func:`pass_slider` — a compiler pipeline pass by pass: one figure, a slider over passes, before and after.
 - :mod:`gpu_extra` — Little's law and split-K figures (chapters 8 and 10); :mod:`serving` — serving figures (chapter 13).
 - :mod:`gpu` — an SM drawn from a preset, occupancy, waves, coalescing and warp animations (chapters 7–8).
@@ -37,6 +38,8 @@ from .printface import save, to_matplotlib
 from . import tpu
 from . import collectives
 from . import gpu_extra, serving
+from . import roofline_anim
+from .roofline_anim import roofline_animation
 from ..support.text import plural
 from ..support.tables import fmt_si
 from . import calibration
@@ -47,4 +50,4 @@ __all__ = ["glue", "Figure", "Interactive", "in_book", "interactive", "show", "A
            "Tabs", "tabs", "pass_figure", "pass_slider", "gpu", "tpu", "programs", "timeline_spans", "timeline_steps",
            "save", "to_matplotlib", "collectives", "plural", "gpu_extra", "serving",
            "bars", "chart", "closed_form_vs_machine", "line", "message", "points", "ratio_bars", "rule", "share_bars",
-           "slot_grids", "status_grid", "fmt_si", "calibration"]
+           "slot_grids", "status_grid", "fmt_si", "calibration", "roofline_anim", "roofline_animation"]

@@ -6,10 +6,12 @@ Plotly can move between them. Controls work as in :func:`~labsim.viz.interactive
 toggle buttons or a dropdown for names).
 
 - Website (``LABSIM_BOOK=1``): for every combination of control values, one Plotly figure with frames,
-  Plotly's own play/pause buttons and a step slider; the axes are the union over every frame of every
-  combination, so they stay put. Caption and alt text as for any figure.
-- JupyterLab: the controls, an ipywidgets ``Play`` button linked to a step slider, and the figure of the
-  current step. The frames of a control combination are computed once and kept.
+  and under it the page's own play, step and slider controls with a live line naming the step
+  (:mod:`labsim.viz.animhtml`: keyboard and screen-reader operable, outside the plot); the axes are the
+  union over every frame of every combination, so they stay put. Caption and alt text as for any figure.
+- JupyterLab: the controls, an ipywidgets ``Play`` button linked to a step slider (both described), a
+  line naming the step shown, and the figure of the current step. The frames of a control combination
+  are computed once and kept.
 - Print: ``Animation.save("a.gif")`` writes every step as a GIF frame; ``.svg``, ``.pdf`` or ``.png`` write
   one step (``step=``, the last by default), drawn with matplotlib (:mod:`labsim.viz.printface`).
 
@@ -23,7 +25,8 @@ import itertools
 import json
 from typing import Any, Callable, Mapping, Sequence
 
-from .faces import (Figure, Interactive, _caption, _fig_json, _static_html, figure_problem, in_book,
+from .animhtml import step_text
+from .faces import (Figure, Interactive, _caption, _fig_json, _static_html, figure_problem, in_book, min_width,
                     shared_ranges, _apply_ranges, _extents)
 
 MAX_STEPS = 120
@@ -80,11 +83,12 @@ class Animation(Interactive):
     def __init__(self, make_frames: Callable[..., Sequence[Any]], controls: Mapping[str, Sequence[Any]] | None = None,
                  *, alt, step_label: str = "step", step_labels: Callable[..., Sequence[str]] | None = None,
                  defaults=None, labels=None, formats=None, caption=None, name: str | None = None,
-                 kinds=None, frame_ms: int = 500):
+                 kinds=None, frame_ms: int = 500, start: int | None = None):
         self.make_frames = make_frames
         self.step_label = step_label
         self.step_labels_fn = step_labels
         self.frame_ms = int(frame_ms)
+        self.start = start
         self._frames_cache: dict[tuple, list] = {}
         self._ready_cache: dict[tuple, list] = {}
         self.step = 0
@@ -151,39 +155,31 @@ class Animation(Interactive):
         return [str(i) for i in range(n)]
 
     # -- static face: one Plotly figure with frames per control combination ----------------------
-    def _animated(self, frames, params):
+    def start_step(self, frames) -> int:
+        """The step the figure opens on: ``start`` if given, else the frames' own choice
+        (``frames[0].layout.meta["labsim_start"]``, e.g. the last step of a run that starts empty), else 0.
+        Negative counts from the end."""
+        n = len(frames)
+        want = self.start
+        if want is None:
+            meta = frames[0].layout.meta
+            want = meta.get("labsim_start", 0) if isinstance(meta, dict) else 0
+        if not isinstance(want, int) or isinstance(want, bool) or not -n <= want < n:
+            raise ValueError(f"animate: start={want!r} is not a step of this animation (it has {n}: 0 to {n - 1}, "
+                             f"or -1 to -{n} from the end)")
+        return want % n
+
+    def _animated(self, frames, start: int):
+        """One Plotly figure holding every step as a frame, drawn at step ``start``. Its controls are the
+        page's own HTML (:mod:`labsim.viz.animhtml`), not Plotly's buttons and slider inside the plot."""
         import plotly.graph_objects as go
 
-        names = self._step_names(params, len(frames))
-        base = _copy(frames[0])
+        base = _copy(frames[start])
         base.frames = [go.Frame(data=f.data, layout=_frame_layout(f), name=str(i)) for i, f in enumerate(frames)]
-        play = dict(label="▶ play", method="animate",
-                    args=[None, {"frame": {"duration": self.frame_ms, "redraw": True}, "fromcurrent": True,
-                                 "transition": {"duration": 0}}])
-        pause = dict(label="❚❚ pause", method="animate",
-                     args=[[None], {"frame": {"duration": 0, "redraw": False}, "mode": "immediate",
-                                    "transition": {"duration": 0}}])
-        # the play/pause buttons above the step slider, both at the figure's foot: stacked, they fit a
-        # phone's width as well as a desktop's
-        base.update_layout(
-            updatemenus=[dict(type="buttons", direction="left", buttons=[play, pause], showactive=False,
-                              x=0, xanchor="left", y=-0.1, yanchor="top", pad=dict(t=20, r=8),
-                              font=dict(size=13))],
-            sliders=[dict(active=0, x=0, len=1.0, y=-0.1, yanchor="top", pad=dict(t=70, b=4),
-                          currentvalue=dict(prefix=f"{self.step_label}: ", font=dict(size=13), xanchor="right",
-                                            offset=4),
-                          font=dict(size=11),
-                          steps=[dict(label=n, method="animate",
-                                      args=[[str(i)], {"mode": "immediate", "frame": {"duration": 0, "redraw": True},
-                                                       "transition": {"duration": 0}}])
-                                 for i, n in enumerate(names)])])
-        m = base.layout.margin
-        base.layout.margin.b = max((m.b or 0) if m is not None else 0, 140)
-        base.layout.height = (base.layout.height or 360) + 110
         return base
 
     def to_html(self) -> str:
-        figures, caps, alts = {}, {}, {}
+        figures, caps, alts, steps, starts = {}, {}, {}, {}, {}
         all_frames, all_params = {}, {}
         for key, params in self._combos():
             all_params[key] = params
@@ -201,12 +197,19 @@ class Animation(Interactive):
             for f in frames:
                 _apply_ranges(f, {k: v for k, v in ranges.items() if k in _extents(f)})
                 _caption(None, f)  # titles leave the plot (the caption carries them)
-            figures[key] = _fig_json(self._animated(frames, all_params[key]))
+            starts[key] = self.start_step(frames)
+            steps[key] = self._step_names(all_params[key], len(frames))
+            figures[key] = _fig_json(self._animated(frames, starts[key]))
         initial, controls = self._static_controls()
         if self._no_controls:
             controls = []
+        from .animhtml import EASE_MS
+        anim = {"label": self.step_label, "ms": self.frame_ms, "ease": EASE_MS, "steps": steps, "start": starts}
+        # the plot's reserved height is the first figure's (the last combination's could be taller: a gap)
+        first = all_frames.get(initial) or next(iter(all_frames.values()))
         return _static_html(figures, initial, self.alt_text(**self.params), controls, captions=caps, alts=alts,
-                            name=self.name, height=(frames[0].layout.height or 360) + 110)
+                            name=self.name, height=first[0].layout.height or 360, anim=anim,
+                            min_px=max((min_width(fr[0]) or 0 for fr in all_frames.values()), default=0) or None)
 
     def alt_text(self, **params) -> str:
         return self.alt(**self._params(params)) if callable(self.alt) else self.alt
@@ -256,18 +259,25 @@ class Animation(Interactive):
             msg = w.HTML()
             controls = [] if self._no_controls else self._live_controls(w)
             texts = self._live_texts(w)
-            n = len(self.frames_for(**self.params))
-            play = w.Play(value=0, min=0, max=n - 1, step=1, interval=self.frame_ms, description="play")
-            step = w.IntSlider(value=0, min=0, max=n - 1, description=self.step_label,
+            first = self.frames_for(**self.params)
+            n, at = len(first), self.start_step(first)
+            play = w.Play(value=at, min=0, max=n - 1, step=1, interval=self.frame_ms, description="play",
+                          tooltip="play the animation")
+            step = w.IntSlider(value=at, min=0, max=n - 1, description=self.step_label,
                                continuous_update=True, style={"description_width": "initial"},
                                layout=w.Layout(width="min(100%, 40em)"))
             w.jslink((play, "value"), (step, "value"))
+            now = w.HTML()  # the step shown, in words (as the website's live line)
+            self.step_text = now
             self.play, self.step_slider = play, step
 
             def draw():
                 frames = self.frames_for(**self.params)
                 i = min(step.value, len(frames) - 1)
                 self.step = i
+                names = self._step_names(self.params, len(frames))
+                now.value = (f'<div class="labsim-anim-text" aria-live="polite">'
+                             f'{html.escape(step_text(self.step_label, names[i], i, len(frames)))}</div>')
                 with out:
                     out.clear_output(wait=True)
                     display(Figure(self._ready(**self.params)[i], self.alt_text(**self.params)))
@@ -294,7 +304,7 @@ class Animation(Interactive):
             self._on_change = on_control
             self._draw = draw
             draw()
-            self._widget = w.VBox([*controls, w.HBox([play, step]), msg, out, *texts],
+            self._widget = w.VBox([*controls, w.HBox([play, step]), now, msg, out, *texts],
                                   layout=w.Layout(border="1px solid #DDDDDD", padding="6px"))
         return self._widget
 
@@ -314,12 +324,14 @@ class Animation(Interactive):
 
 def animate(make_frames: Callable[..., Sequence[Any]], controls: Mapping[str, Sequence[Any]] | None = None, *,
             alt, step_label: str = "step", step_labels=None, defaults=None, labels=None, formats=None,
-            caption=None, name: str | None = None, kinds=None, frame_ms: int = 500) -> Animation:
+            caption=None, name: str | None = None, kinds=None, frame_ms: int = 500,
+            start: int | None = None) -> Animation:
     """An animation with a play button and a step slider on both faces (see the module docstring).
 
     ``make_frames(**params)`` returns one Plotly figure per step (same traces in each). ``step_labels``
     (a function of the control values) names the steps ("cycle 3"); ``frame_ms`` is the time per step
-    when playing."""
+    when playing; ``start`` the step the figure opens on (negative counts from the end; default: the
+    frames' own ``layout.meta["labsim_start"]``, else 0)."""
     return Animation(make_frames, controls, alt=alt, step_label=step_label, step_labels=step_labels,
                      defaults=defaults, labels=labels, formats=formats, caption=caption, name=name,
-                     kinds=kinds, frame_ms=frame_ms)
+                     kinds=kinds, frame_ms=frame_ms, start=start)

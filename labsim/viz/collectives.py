@@ -6,7 +6,8 @@ each kind of parallelism (``parallelism_figure``).
 Each device is a node on a circle with its ``n`` chunks in a row beside it. A chunk's colour says how
 many devices' contributions it holds: only the device's own ("data", yellow), a partial sum ("vector",
 sky blue: elementwise additions) or the complete sum ("match", bluish green). The sends of the step are
-orange arrows ("memory": bytes moving); the other ring links are light grey ("idle").
+orange arrows with a large head at the receiver ("memory": bytes moving), and the chunks that just received
+one wear a thick dark frame; the other ring links are light grey ("idle").
 """
 from __future__ import annotations
 
@@ -84,16 +85,22 @@ def ring_frames(n: int = 4, op: str = "all_reduce") -> list:
         data.append(dict(type="scatter", x=ax or [None], y=ay or [None], mode="lines",
                          line=dict(color=ROLE["memory"], width=4), name="send (bytes on a link)", hoverinfo="skip",
                          showlegend=True))
-        hx = [ax[3 * j + 1] for j in range(len(sends))]
-        hy = [ay[3 * j + 1] for j in range(len(sends))]
-        data.append(dict(type="scatter", x=hx or [None], y=hy or [None], mode="markers", hoverinfo="skip",
-                         showlegend=False, marker=dict(symbol="circle", size=11, color=ROLE["memory"])))
+        # each send ends in a large arrowhead at the receiver (an annotation arrow: the print face draws it too)
+        arrows = [dict(x=ax[3 * j + 1], y=ay[3 * j + 1], ax=ax[3 * j], ay=ay[3 * j], xref="x", yref="y", axref="x",
+                       ayref="y", text="", showarrow=True, arrowhead=2, arrowsize=1.5 if n <= 4 else 1.3,
+                       arrowwidth=3 if n <= 4 else 2,
+                       arrowcolor=ROLE["memory"], standoff=0) for j in range(len(sends))]
+        # the chunks that just received a send: a thick dark frame round each (what moved in this step)
+        received = {(dst, c) for _, dst, c in sends}
+        rx, ry = [], []
         data.append(dict(type="scatter", x=tx or [None], y=ty or [None], mode="text", text=tt or [""],
                          textfont=dict(size=10), hoverinfo="skip", showlegend=False))
         groups = {"own data": ([], [], []), "partial sum": ([], [], []), "complete sum": ([], [], [])}
         for i in range(n):
             x, y = pos[i]
-            d = 0.34 + abs(x) * (n * w / 2)  # row of chunks beyond the node, clear of it sideways too
+            # row of chunks beyond the node, clear of it sideways too and on a phone (where the 44 px node
+            # is about 0.3 units wide)
+            d = 0.5 + abs(x) * (n * w / 2)
             for c in range(n):
                 cx = x * (1 + d) + (c - (n - 1) / 2) * w
                 cy = y * (1 + d)
@@ -102,17 +109,25 @@ def ring_frames(n: int = 4, op: str = "all_reduce") -> list:
                 g[0].append(cx)
                 g[1].append(cy)
                 g[2].append(f"device {i}, chunk {c}: {count[i][c]} of {n} devices' values")
+                if (i, c) in received:
+                    rx.append(cx)
+                    ry.append(cy)
         for key, role in (("own data", "data"), ("partial sum", "vector"), ("complete sum", "match")):
             xs, ys, hs = groups[key]
             data.append(dict(type="scatter", x=xs or [None], y=ys or [None], mode="markers", name=key,
                              marker=dict(symbol="square", size=16 if n <= 4 else 11, color=ROLE[role],
                                          line=dict(color="#555555", width=1)),
                              hovertext=hs or [""], hoverinfo="text"))
+        data.append(dict(type="scatter", x=rx or [None], y=ry or [None], mode="markers", name="just received",
+                         hoverinfo="skip", showlegend=True,
+                         marker=dict(symbol="square-open", size=(16 if n <= 4 else 11) + 7, color="#111111",
+                                     line=dict(color="#111111", width=3))))
         data.append(dict(type="scatter", x=[p[0] for p in pos], y=[p[1] for p in pos], mode="markers+text",
                          text=[f"GPU {i}" for i in range(n)], textposition="middle center",
                          marker=dict(size=44, color="white", line=dict(color=ROLE["host"], width=2)),
                          textfont=dict(size=11), hoverinfo="skip", showlegend=False))
-        frames.append(go.Figure({"data": data, "layout": layout}, _validate=False))  # go.Figure copies it
+        frames.append(go.Figure({"data": data, "layout": dict(layout, annotations=arrows)},
+                                _validate=False))  # go.Figure copies it
     return frames
 
 

@@ -92,7 +92,8 @@ def schedule_frames(run, *, steps: int = 24, sm: int | None = None, scheduler: i
     """The scheduler animation: one frame per step, each showing the cycles played so far. Rows are the
     warps of one warp scheduler and, at the bottom, its issue slot; each cell is what that warp did in that
     cycle (issued an arithmetic or memory instruction, was ready but not picked, waited for memory or for
-    something else). An annotation above the grid gives the cycle and the issue slots used so far.
+    something else). An annotation above the grid gives the cycle and the issue slots used so far. The
+    website opens on the last step, the whole run (``layout.meta["labsim_start"]``, see :func:`labsim.viz.animate`).
     Everything comes from ``run.trace`` (``ls.simt.run_ir``)."""
     import numpy as np
     import plotly.graph_objects as go
@@ -106,12 +107,16 @@ def schedule_frames(run, *, steps: int = 24, sm: int | None = None, scheduler: i
                                 hoverinfo="skip"))
     for code in (_ALU, _MEM, _READY, _WAIT_MEM, _WAIT):
         base.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=CELL_NAMES[code],
-                                  marker=dict(symbol="square", color=colors[code])))
+                                  marker=dict(symbol="square", size=12, color=colors[code],
+                                              line=dict(color="#555555", width=1))))  # pale colours need an edge
     base.update_yaxes(autorange="reversed", type="category", title=None)
     # no axis title: the annotation names the cycle, and an animation's play button sits below the axis
     base.update_xaxes(title=None, range=[-0.5, cycles - 0.5], showgrid=False)
     style(base, title=title, height=max(height, 180 + 26 * len(labels)))
     base.update_layout(margin=dict(t=56 if title is None else 86))
+    # the website opens on the whole run (the first steps are nearly empty); play starts from the first cycle
+    # and on a phone it keeps at least 560 px (about 3 px per cycle of a 130-cycle run), scrolling sideways
+    base.update_layout(meta=dict(base.layout.meta or {}, labsim_start=len(cuts) - 1, min_width=560))
     base = base.to_plotly_json()
     frames = []
     for t in cuts:
@@ -178,7 +183,8 @@ def divergence_frames(run, *, warp: int = 0, paths: dict | None = None, conditio
     """The divergence animation: one frame per instruction that ``warp`` issued. Rows are the issued
     instructions in time order (a row per issue slot the warp used, numbered), columns its 32 lanes; a lane
     is "vector" where it was active and "idle" where the mask switched it off; rows not issued yet are
-    blank. ``condition`` (32 booleans, e.g. ``x[:32] > 0``) adds a first row that marks, in the "data"
+    blank; the current row is framed, and the lanes whose mask bit changed since the warp's previous
+    instruction (just masked off, or back on) have a thick dark frame. ``condition`` (32 booleans, e.g. ``x[:32] > 0``) adds a first row that marks, in the "data"
     colour, the lanes whose data make the branch go one way. ``paths`` (``{"if": (start, end), "else":
     ...}`` pc ranges, as ``ls.simt.divergent_kernel`` reports them) names the path of each row. The
     annotation gives the instruction, its mask, and the lane utilisation so far. No legend: the caption
@@ -222,13 +228,29 @@ def divergence_frames(run, *, warp: int = 0, paths: dict | None = None, conditio
         z[top:top + k + 1] = lanes[:k + 1] + 1  # the rows issued so far; the rest blank
         used = active[:k + 1]
         rec = k > 0 and active[k] > active[k - 1] and active[k] == active.max()
+        # the lanes whose mask bit changed since the warp's last instruction: a thick dark frame round each run
+        changed = lanes[k] != lanes[k - 1] if k > 0 else np.zeros(32, bool)
+        runs, a = [], None
+        for lane in range(33):
+            if lane < 32 and changed[lane]:
+                a = lane if a is None else a
+            elif a is not None:
+                runs.append((a, lane - 1))
+                a = None
+        off = int((changed & (lanes[k] == 0)).sum())
+        on = int((changed & (lanes[k] == 1)).sum())
+        moved = [f"{off} just masked off"] if off else []
+        moved += [f"{on} back on"] if on else []
         note = (f"step {k + 1}: <b>{_short(text[k])}</b>" + (", reconverged" if rec else "")
                 + f"<br>mask 0x{int(masks[k]):08X}: {plural(int(active[k]), 'lane')}"
+                + (f" ({', '.join(moved)})" if moved else "")
                 + f"<br>lane utilisation so far {used.sum() / (32 * (k + 1)):.0%}")
         frames.append(_variant(
             base, z,
             annotations=[dict(x=0, y=1.0, xref="paper", yref="paper", xanchor="left", yanchor="bottom",
                               showarrow=False, font=dict(size=12), text=note, align="left")],
             shapes=[dict(type="rect", x0=-0.5, x1=31.5, y0=top + k - 0.5, y1=top + k + 0.5, xref="x", yref="y",
-                         line=dict(color="#222222", width=2))]))
+                         line=dict(color="#666666", width=1.5))]
+            + [dict(type="rect", x0=a - 0.5, x1=b + 0.5, y0=top + k - 0.5, y1=top + k + 0.5, xref="x", yref="y",
+                    line=dict(color="#111111", width=3)) for a, b in runs]))
     return frames

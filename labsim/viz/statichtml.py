@@ -44,8 +44,11 @@ _SCRIPT = """
     });
     if (cap && data.captions && k in data.captions) cap.innerHTML = data.captions[k];
     if (data.alts && k in data.alts) plot.setAttribute("aria-label", data.alts[k]);
-    if (f.frames) { window.Plotly.newPlot(plot, f.data, f.layout, config).then(function () {
-      window.Plotly.addFrames(plot, f.frames); }); }
+    if (f.frames) {  /* an animation: its own controls (labsim.viz.animhtml) hear when its frames are in */
+      window.Plotly.newPlot(plot, f.data, f.layout, config).then(function () {
+        return window.Plotly.addFrames(plot, f.frames);
+      }).then(function () { root.dispatchEvent(new CustomEvent("labsim:drawn", {detail: k})); });
+    }
     else { window.Plotly.react(plot, f.data, f.layout, config); }
   }
   ctls.forEach(function (c) {
@@ -112,11 +115,14 @@ def min_width(fig) -> int | None:
 
 def _static_html(figures: Mapping[str, str], initial: str, alt: str, controls: Sequence[tuple] = (), *,
                  captions: Mapping[str, str] | None = None, alts: Mapping[str, str] | None = None,
-                 name: str | None = None, min_px: int | None = None, height: int | None = None) -> str:
+                 name: str | None = None, min_px: int | None = None, height: int | None = None,
+                 anim: Mapping[str, Any] | None = None) -> str:
     """``controls``: (param name, label, value labels, initial index, kind) per control; ``captions``:
     the caption (HTML) per figure key, shown under the figure with its number (book/_ext numbers it);
     ``alts``: the alt text per figure key (else ``alt`` for every key). A figure with controls embeds
-    both per key in its JSON payload, and the page's script shows the pair of the key drawn."""
+    both per key in its JSON payload, and the page's script shows the pair of the key drawn. ``anim``
+    (an animation, :mod:`labsim.viz.animhtml`): ``label``, ``ms``, ``ease``, ``steps`` and ``start`` per
+    key; its play, step and slider controls are drawn under the plot, outside its ``role="img"``."""
     fid = "lsfig-" + uuid.uuid4().hex[:10]
     kind = "interactive" if controls else "static"
     ctl = ""
@@ -132,6 +138,8 @@ def _static_html(figures: Mapping[str, str], initial: str, alt: str, controls: S
         texts += ', "captions": ' + json.dumps(caps)
     if controls or len(set(alts.values())) > 1:
         texts += ', "alts": ' + json.dumps(alts or {k: alt for k in figures})
+    if anim:
+        texts += ', "anim": ' + json.dumps(dict(anim))
     figures, template = _shared_template(figures)
     if template is not None:
         texts += ', "template": ' + template
@@ -142,9 +150,16 @@ def _static_html(figures: Mapping[str, str], initial: str, alt: str, controls: S
             f'style="width:100%;min-height:{int(height or 300)}px{f";min-width:{min_px}px" if min_px else ""}"></div>')
     if min_px:  # a wide drawing keeps its size and scrolls sideways, with the book's scroll cue
         plot = f'<div class="labsim-scroll-frame"><div class="labsim-scroll">{plot}</div></div>'
-    body = (f'<div class="labsim-figure" id="{fid}" data-labsim-kind="{kind}">{ctl}{plot}'
+    chrome, anim_script = "", ""
+    if anim:
+        from .animhtml import ANIM_SCRIPT, anim_controls, step_text
+        names, start = anim["steps"][initial], anim["start"][initial]
+        chrome = anim_controls(fid, anim["label"], len(names), start,
+                               step_text(anim["label"], names[start], start, len(names)))
+        anim_script = ANIM_SCRIPT % {"id": json.dumps(fid)}
+    body = (f'<div class="labsim-figure" id="{fid}" data-labsim-kind="{kind}">{ctl}{plot}{chrome}'
             f'<script type="application/json" class="labsim-data">{payload}</script>'
-            + _SCRIPT % {"id": json.dumps(fid)} + "</div>")
+            + anim_script + _SCRIPT % {"id": json.dumps(fid)} + "</div>")
     return _figure_wrap(body, caps.get(initial, ""), name)
 
 

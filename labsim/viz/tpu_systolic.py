@@ -34,7 +34,8 @@ _SYSTOLIC_BASES: dict = {}  # the styled empty figure of each array/matrix size,
 
 def _systolic_legend(held_name, east_name, south_name) -> str:
     return (f"top: {held_name} (stays) · {east_name}→ moves east<br>{south_name}↓ moves south · "
-            f"blue: a multiply-add<br>orange: waiting to enter · green: final value of C")
+            f"blue: a multiply-add<br>orange: waiting to enter · green: final value of C<br>dark frame: "
+            f"entered or written this step")
 
 
 def _systolic_base_dict(R, C, size) -> dict:
@@ -69,7 +70,7 @@ def _systolic_base(R, C, size):
     fig.update_annotations(font=dict(size=12))
     fig.add_annotation(x=0, y=-0.02, xref="paper", yref="paper", yanchor="top", xanchor="left", showarrow=False,
                        font=dict(size=11), align="left", text="")
-    fig.update_layout(margin=dict(l=10, r=10, t=40, b=70), height=430)
+    fig.update_layout(margin=dict(l=10, r=10, t=40, b=86), height=446)
     # every frame copies this figure: keep the house font and colours but drop the (large) template,
     # which this figure does not need (no visible axes, no legend), so a frame costs a few ms, not 15
     font = fig.layout.template.layout.font.to_plotly_json()
@@ -87,12 +88,20 @@ def systolic_frames(rows: int = 3, dataflow: str = "ws", size: int | None = None
                       max_steps=max_steps)
 
 
+def _box(i, j, xref: str, yref: str) -> dict:
+    """A thick dark frame round cell (row ``i``, column ``j``) of a panel: a value that moved this step."""
+    return dict(type="rect", x0=j - 0.47, x1=j + 0.47, y0=i - 0.47, y1=i + 0.47, xref=xref, yref=yref,
+                line=dict(color="#111111", width=2.5))
+
+
 def run_frames(res: "_systolic.Result", *, max_steps: int = 48):
     """The frames of the systolic-array animation from one ``ls.systolic`` result with its per-cycle trace
     (``res.trace``). Each frame is one cycle (every few cycles when the run is longer than ``max_steps``):
     the PEs coloured by what they do (a multiply-add, holding a value, empty), the numbers in their
     registers, the values waiting at the west and north edges (skewed), and the output buffer filling
-    in, green once a value equals the run's output. Returns ``(frames, cycle numbers from 1)``."""
+    in, green once a value equals the run's output. What moved in the step has a thick dark frame: the
+    operands that entered at the west edge that cycle, and the output values written since the last step
+    shown. Returns ``(frames, cycle numbers from 1)``."""
     import copy
 
     import plotly.graph_objects as go
@@ -119,6 +128,7 @@ def run_frames(res: "_systolic.Result", *, max_steps: int = 48):
     frames = []
     wi = 0
     base_dict = None
+    seen = np.zeros(final.shape, bool)  # output values already written at the last step shown
     for t in cycles:
         while wi < len(writes) and writes[wi, 0] <= t:
             _, m, n, v = writes[wi]
@@ -151,6 +161,11 @@ def run_frames(res: "_systolic.Result", *, max_steps: int = 48):
                     if (t + d < total and moving) else math.nan
                 wx.append(j), wy.append(-d), wt.append(_txt(v))
         title = f"cycle {t + 1} of {total}: {cyc.phase}"
+        # what moved in this step, framed thick and dark: the operands that entered at the west edge this
+        # cycle, and the output values written since the last step
+        frames_ = [_box(i, 0, "x", "y") for i in range(R) if not np.isnan(cyc.east[i, 0])]
+        frames_ += [_box(i, j, "x2", "y2") for i, j in zip(*np.nonzero(written & ~seen))]
+        seen = written.copy()
         cstate = np.where(written & np.isclose(buf, final), 2, np.where(written, 1, 0))
         ctext = [[_txt(buf[i, j]) if written[i, j] else "" for j in range(final.shape[1])] for i in range(final.shape[0])]
         if base_dict is None:
@@ -161,6 +176,7 @@ def run_frames(res: "_systolic.Result", *, max_steps: int = 48):
         d["data"][1].update(x=wx, y=wy, text=wt)
         d["data"][2].update(z=cstate.tolist(), text=ctext)
         d["layout"]["annotations"][0]["text"] = title
+        d["layout"]["shapes"] = frames_
         d["layout"]["annotations"][-1]["text"] = legend
         frames.append(go.Figure(d, _validate=False))
     return frames, [c + 1 for c in cycles]
