@@ -59,7 +59,7 @@ def roofline_costs(build: Callable[[Any], Any], values: Sequence, *, chip, kerne
     compiled and costed with ``ls.estimate(prog, chip)``. ``kernel``: its index in the program, or its
     name; None follows the kernel with the most FLOPs at the first value. ``programs`` (a dict) keeps the
     compiled programs by ``repr(value)``, so several chips compile each value once."""
-    from ..machines.roofline import estimate
+    from ..machines.program_cost import estimate
 
     if not callable(build):
         raise ArgumentTypeError(f"{_FN}: build must be a function of the {over} that returns a Program, "
