@@ -41,7 +41,7 @@ from .core.ops import Op, OpKind
 from .core.trace import Tracer, trace
 from .frontend import numpy, nn, autodiff  # numpy installs the Tracer operators; nn registers composites
 from .frontend.autodiff import grad, value_and_grad, vjp
-from .hardware import Chip, ChipKind, Link, Unit
+from .hardware import Chip, ChipKind, Link, ExecUnit
 from .compiler import blocks, passes
 from .compiler.buffers import assign_buffers
 from .compiler.kernel import Kernel, KernelKind, Launch
@@ -54,8 +54,8 @@ from .machines import tiling, tpu
 from .machines import collectives, inflight, splitk
 from .machines.events import HOST_CHIP, Direction, Event, EventKind, Trace, UnitId, UnitKind
 from .support.errors import ArgumentError, ArgumentTypeError, LabsimError
-from .machines.roofline import (Bound, KernelCost, OutOfMemory, OutOfMemoryError, ProgramCost, estimate,
-                                kernel_cost, memory_check)
+from .machines.roofline import Bound, KernelCost, OutOfMemory, OutOfMemoryError, kernel_cost, memory_check
+from .machines.program_cost import ProgramCost, estimate
 from .machines.runtime import RunResult, simulate
 from .models import counting, llm, serving
 from .peers import parity
@@ -78,7 +78,7 @@ __all__ = [
     "Op", "OpKind", "trace", "Tracer", "evaluate", "compile", "lower", "Program", "Kernel", "KernelKind", "Launch",
     "PlanLostError", "grad", "value_and_grad", "vjp",
     "TreeDef", "tree_flatten", "tree_unflatten", "tree_leaves", "tree_structure", "tree_map", "tree_util",
-    "Chip", "ChipKind", "Link", "Unit", "hardware", "ops", "dtypes", "numpy", "nn",
+    "Chip", "ChipKind", "Link", "ExecUnit", "hardware", "ops", "dtypes", "numpy", "nn",
     "estimate", "kernel_cost", "KernelCost", "ProgramCost", "Bound", "OutOfMemory", "OutOfMemoryError", "LabsimError", "ArgumentError", "ArgumentTypeError",
     "memory_check", "passes", "assign_buffers", "llm", "serving", "counting", "parity", "host", "blocks", "simt", "systolic",
     "tiling", "tpu", "collectives", "inflight", "splitk",

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from labsim import hardware
-from labsim.hardware import PRESETS, Chip, ChipKind, Link, Unit
+from labsim.hardware import PRESETS, Chip, ChipKind, Link, ExecUnit
 
 BIB = Path(__file__).resolve().parents[1] / "book" / "references.bib"
 
@@ -151,7 +151,7 @@ def test_peak_and_ridge_match_closed_form(key):
     chip = PRESETS[key]
     bf16 = chip.matrix_flops["bfloat16"]
     assert chip.peak_flops("bfloat16") == bf16
-    assert chip.peak_flops("bf16", Unit.MATRIX) == bf16
+    assert chip.peak_flops("bf16", ExecUnit.MATRIX) == bf16
     assert chip.ridge_point("bfloat16") == pytest.approx(bf16 / chip.hbm_bandwidth, rel=1e-12)
 
 
@@ -372,8 +372,8 @@ def test_tpu_elementwise_runs_on_the_vpu_not_the_mxu():
     for key in ("TPU v5e", "TPU v5p"):
         chip = PRESETS[key]
         for kc in ls.estimate(prog, key).kernels:
-            assert kc.unit is Unit.VECTOR and not kc.assumed
+            assert kc.unit is ExecUnit.VECTOR and not kc.assumed
             assert kc.peak_flops == chip.vector_flops["float32"]
             assert kc.special_rate == chip.vector_flops["float32"]  # one VPU op per transcendental
     for key in ("TPU v6e", "TPU7x"):  # no VPU rate: the MXU rate, flagged
-        assert all(kc.assumed and kc.unit is Unit.MATRIX for kc in ls.estimate(prog, key).kernels)
+        assert all(kc.assumed and kc.unit is ExecUnit.MATRIX for kc in ls.estimate(prog, key).kernels)

@@ -13,7 +13,7 @@ import labsim.numpy as lnp
 from labsim.compiler.codegen import tile_plan
 from labsim.core.trace import expand_composites
 from labsim.compiler.emit import LoweringError
-from labsim.compiler.isa import Builder, Imm, Label, Special, Unit
+from labsim.compiler.isa import Builder, Imm, Label, Special, Pipe
 from labsim.compiler.verify_ir import IRError
 from labsim.hardware import ChipKind, PRESETS
 from labsim.machines.roofline import gpu_terms
@@ -141,11 +141,11 @@ def _tiny(**broken):
     else:
         b.emit("mov", r, Special.TID, type="u32")
     p = b.op("setp", "u32", r, Imm(3, "u32"), mod=("ge",), dst_type="pred")
-    b.emit("bra", None, Label("NOWHERE" if broken.get("label") else "DONE"), guard=p, unit=Unit.CONTROL)
+    b.emit("bra", None, Label("NOWHERE" if broken.get("label") else "DONE"), guard=p, pipe=Pipe.CONTROL)
     addr = Imm(60 if broken.get("shared") else 0, "u32")
-    b.emit("st", None, addr, Imm(1.0, "f32"), type="f32", mod=("shared",), unit=Unit.SHARED)
+    b.emit("st", None, addr, Imm(1.0, "f32"), type="f32", mod=("shared",), pipe=Pipe.SHARED)
     b.label("DONE")
-    b.emit("exit", unit=Unit.CONTROL)
+    b.emit("exit", pipe=Pipe.CONTROL)
     return b
 
 

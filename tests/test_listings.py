@@ -34,7 +34,7 @@ def test_contraction_listing_names_the_chips_instruction_path(chip, present, abs
 def test_generic_listing_names_no_generation():
     k = _layer_kernel()
     text = k.listing
-    assert text == codegen.listing(k) == k.listing_for(None)
+    assert text == codegen.tile_plan_text(k) == k.listing_for(None)
     for s in ("HMMA", "HGMMA", "wgmma", "mma.sync", "tcgen05", "cp.async"):
         assert s not in text
 

@@ -156,15 +156,15 @@ def _peak(chip, kernel):
     eff = chip.gemm_efficiency if kernel.kind is ls.KernelKind.CONTRACTION else 1.0
     if kernel.kind is ls.KernelKind.CONTRACTION:
         if kernel.dtype == "float32" and "tf32" in chip.matrix_flops and kernel.precision != "highest":
-            return chip.matrix_flops["tf32"] * eff, ls.Unit.MATRIX
+            return chip.matrix_flops["tf32"] * eff, ls.ExecUnit.MATRIX
         if kernel.dtype == "float32" and chip.kind is ls.hardware.ChipKind.TPU and "bfloat16" in chip.matrix_flops:
             passes = {"default": 1, "high": 3, "highest": 6}[kernel.precision]  # bf16 passes on the MXU
-            return chip.matrix_flops["bfloat16"] / passes * eff, ls.Unit.MATRIX
+            return chip.matrix_flops["bfloat16"] / passes * eff, ls.ExecUnit.MATRIX
         if kernel.dtype in chip.matrix_flops:
-            return chip.matrix_flops[kernel.dtype] * eff, ls.Unit.MATRIX
+            return chip.matrix_flops[kernel.dtype] * eff, ls.ExecUnit.MATRIX
     if kernel.dtype in chip.vector_flops:
-        return chip.vector_flops[kernel.dtype] * eff, ls.Unit.VECTOR
-    return chip.vector_flops["float32"] * eff, ls.Unit.VECTOR
+        return chip.vector_flops[kernel.dtype] * eff, ls.ExecUnit.VECTOR
+    return chip.vector_flops["float32"] * eff, ls.ExecUnit.VECTOR
 
 
 @pytest.mark.parametrize("chip_name", ["H100 SXM", "A100 80GB", "H200", "B200", "CPU"])
@@ -225,7 +225,7 @@ def test_elementwise_is_memory_bound_everywhere():
         no_vpu = "float32" not in PRESETS[name].vector_flops
         assert all(kc.assumed is no_vpu for kc in costs), name
         if no_vpu:
-            assert all(kc.unit is ls.Unit.MATRIX and kc.peak_flops == PRESETS[name].matrix_flops["bfloat16"]
+            assert all(kc.unit is ls.ExecUnit.MATRIX and kc.peak_flops == PRESETS[name].matrix_flops["bfloat16"]
                        for kc in costs)
 
 
@@ -233,13 +233,13 @@ def test_bf16_matmul_uses_the_matrix_unit():
     prog = ls.compile(ls.trace(lnp.matmul, S((4096, 4096), "bf16"), S((4096, 4096), "bf16")))
     for name in ("H100 SXM", "TPU v5e", "B200"):
         (kc,) = ls.estimate(prog, name).kernels
-        assert kc.unit is ls.Unit.MATRIX and kc.dtype == "bfloat16"
+        assert kc.unit is ls.ExecUnit.MATRIX and kc.dtype == "bfloat16"
         assert kc.peak_flops == PRESETS[name].matrix_flops["bfloat16"]
         assert kc.bound is ls.Bound.COMPUTE
         assert kc.compute_time == pytest.approx(2 * 4096**3 / PRESETS[name].matrix_flops["bfloat16"])
     f32 = ls.compile(ls.trace(lambda a, b: lnp.matmul(a, b, precision="highest"), S((4096, 4096)), S((4096, 4096))))
     (kc,) = ls.estimate(f32, "H100 SXM").kernels
-    assert kc.unit is ls.Unit.VECTOR  # full float32: the H100's fp32 lanes
+    assert kc.unit is ls.ExecUnit.VECTOR  # full float32: the H100's fp32 lanes
     assert kc.compute_time > ls.estimate(prog, "H100 SXM").kernels[0].compute_time
 
 
@@ -257,14 +257,14 @@ def test_float32_dot_precision_on_h100(how):
         "einsum": lambda p: (lambda a, b: lnp.einsum("ij,jk->ik", a, b, precision=p)),
     }
     h100 = PRESETS["H100 SXM"]
-    for p, rate, unit in ((None, 494.7e12, ls.Unit.MATRIX), ("default", 494.7e12, ls.Unit.MATRIX),
-                          ("high", 494.7e12, ls.Unit.MATRIX), ("highest", 66.9e12, ls.Unit.VECTOR)):
+    for p, rate, unit in ((None, 494.7e12, ls.ExecUnit.MATRIX), ("default", 494.7e12, ls.ExecUnit.MATRIX),
+                          ("high", 494.7e12, ls.ExecUnit.MATRIX), ("highest", 66.9e12, ls.ExecUnit.VECTOR)):
         g = ls.trace(fns[how](p), S((N, N)), S((N, N)))
         prog = ls.compile(g)
         (kc,) = [kc for kc in ls.estimate(prog, h100).kernels if kc.flops]
         assert kc.unit is unit and kc.precision == (p or "default")
         assert kc.compute_time == pytest.approx(FLOPS / rate, rel=1e-12)  # flops / TF32 or fp32 rate
-        assert kc.dtype == ("tf32" if unit is ls.Unit.MATRIX else "float32")
+        assert kc.dtype == ("tf32" if unit is ls.ExecUnit.MATRIX else "float32")
 
 
 def test_precision_is_a_dot_attribute_and_survives_passes_and_grad():

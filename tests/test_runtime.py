@@ -254,19 +254,48 @@ def test_a_program_with_two_outputs_reads_both_back_then_waits_once():
     assert res.time == pytest.approx(backs[1].end) == pytest.approx(waits[0].end)
 
 
+def _stream_recurrence(times, *, launch_overhead, host_api_time, call_overhead, synchronous, ready):
+    """The closed form of one stream: the host issues each launch in host_api_time + call_overhead; a
+    kernel starts launch_overhead after its launch was issued, after the previous kernel and after its
+    inputs are ready; a synchronous host waits for each kernel."""
+    out, t_host, end = [], 0.0, 0.0
+    for i, kt in enumerate(times):
+        t_host += host_api_time + call_overhead
+        start = max(t_host + launch_overhead, end, ready[i] if ready else 0.0)
+        end = start + kt
+        out.append((t_host, start, end))
+        if synchronous:
+            t_host = end
+    return out
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.floats(0, 1e-4), max_size=12), st.floats(0, 1e-5), st.floats(0, 3e-6), st.floats(0, 1e-5),
        st.booleans(), st.booleans(), st.integers(0, 2**31))
-def test_stream_time_on_the_host_machine_equals_the_roofline_recurrence(times, lat, api, call, sync, with_ready, seed):
-    """runtime.stream_time plays the kernels on ls.host.Machine; roofline.stream_time writes the same
-    recurrence by hand (kept until the roofline reads the machine's)."""
+def test_stream_time_on_the_host_machine_equals_the_recurrence(times, lat, api, call, sync, with_ready, seed):
+    """runtime.stream_time plays the kernels on ls.host.Machine (labsim's one host timeline, which
+    ls.estimate reads); it equals the closed-form recurrence of one stream."""
     import random
 
-    from labsim.machines import roofline, runtime
+    from labsim.machines import runtime
     rnd = random.Random(seed)
     ready = [rnd.uniform(0, 2e-4) for _ in times] if with_ready else None
     kw = dict(launch_overhead=lat, host_api_time=api, call_overhead=call, synchronous=sync, ready=ready)
-    got, want = runtime.stream_time(times, **kw), roofline.stream_time(times, **kw)
-    assert len(got) == len(want)
+    got, want = runtime.stream_time(times, **kw), _stream_recurrence(times, **kw)
+    assert len(got) == len(want) == len(times)
     for g, w in zip(got, want):
         assert g == pytest.approx(w, rel=1e-12, abs=1e-18)
+
+
+def test_the_estimate_reads_the_host_machines_timeline():
+    """ls.estimate's time is the end of the stream that ls.host.Machine plays (no second closed form)."""
+    from labsim.machines import runtime
+    S = ls.ShapeDtype
+    prog = ls.compile(ls.trace(lambda a, b: ls.nn.relu(a @ b) * 2.0, S((256, 256)), S((256, 256))), passes=[])
+    for chip in ("H100 SXM", "CPU"):
+        cost = ls.estimate(prog, chip)
+        played = runtime.stream_time([k.time for k in cost.kernels], launch_overhead=cost.launch_overhead,
+                                     host_api_time=cost.host_api_time, call_overhead=cost.call_overhead,
+                                     synchronous=cost.synchronous)
+        assert cost._schedule() == tuple(played) and len(played) == len(prog.kernels) >= 2
+        assert cost.time == max(played[-1][2], played[-1][0]) > cost.kernel_time

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import labsim as ls
-from labsim.compiler.isa import Builder, Imm, Label, Param, Special, Unit, immediate_post_dominators
+from labsim.compiler.isa import Builder, Imm, Label, Param, Special, Pipe, immediate_post_dominators
 from labsim.machines.simt import (SimtError, Stall, Timing, divergent_kernel, latency_kernel, latency_utilisation,
                                   run_ir, strided_kernel, transactions, warp_addresses)
 
@@ -94,13 +94,13 @@ def test_ipdom_of_a_loop_and_nested_branches():
     # pc0: @p bra L2 ; pc1: @q bra L3 ; pc2: nop ; L3 (pc3): nop ; L2 (pc4): exit
     bld = Builder()
     p, q = bld.reg("pred"), bld.reg("pred")
-    bld.emit("bra", None, Label("L2"), guard=p, unit=Unit.CONTROL)
-    bld.emit("bra", None, Label("L3"), guard=q, unit=Unit.CONTROL)
+    bld.emit("bra", None, Label("L2"), guard=p, pipe=Pipe.CONTROL)
+    bld.emit("bra", None, Label("L3"), guard=q, pipe=Pipe.CONTROL)
     bld.emit("nop")
     bld.label("L3")
     bld.emit("nop")
     bld.label("L2")
-    bld.emit("exit", unit=Unit.CONTROL)
+    bld.emit("exit", pipe=Pipe.CONTROL)
     assert immediate_post_dominators(bld.code, bld.labels) == {0: 4, 1: 3}
 
 
@@ -114,14 +114,14 @@ def test_data_dependent_loop_with_divergent_trip_counts():
     acc = bld.op("mov", "f32", Imm(0.0))
     bld.label("TOP")
     p = bld.op("setp", "u32", j, n, mod=("ge",), dst_type="pred")
-    bld.emit("bra", None, Label("END"), guard=p, unit=Unit.CONTROL)
+    bld.emit("bra", None, Label("END"), guard=p, pipe=Pipe.CONTROL)
     bld.emit("add", acc, acc, Imm(1.0), type="f32")
     bld.emit("add", j, j, Imm(1, "u32"), type="u32")
-    bld.emit("bra", None, Label("TOP"), mod=("uni",), unit=Unit.CONTROL)
+    bld.emit("bra", None, Label("TOP"), mod=("uni",), pipe=Pipe.CONTROL)
     bld.label("END")
     ay = bld.op("mad", "u32", tid, Imm(4, "u32"), ry, mod=("wide",), dst_type="u64")
-    bld.emit("st", None, ay, acc, type="f32", mod=("global",), unit=Unit.MEM)
-    bld.emit("exit", unit=Unit.CONTROL)
+    bld.emit("st", None, ay, acc, type="f32", mod=("global",), pipe=Pipe.MEM)
+    bld.emit("exit", pipe=Pipe.CONTROL)
     ir = bld.build("loop", [("y", "float32", 64)], 0, 1, 64)
     run = run_ir(ir, {})
     np.testing.assert_array_equal(run.outputs["y"], (np.arange(64) % 5).astype(np.float32))
@@ -209,8 +209,8 @@ def test_sfu_is_slower_than_fma_lanes():
         x = bld.op("mov", "f32", Imm(1.0))
         for _ in range(4):
             bld.op(op, "f32", x, *(() if op == "ex2" else (Imm(1.0),)), mod=("approx",) if op == "ex2" else (),
-                   unit=Unit.SFU if op == "ex2" else Unit.ALU)
-        bld.emit("exit", unit=Unit.CONTROL)
+                   pipe=Pipe.SFU if op == "ex2" else Pipe.ALU)
+        bld.emit("exit", pipe=Pipe.CONTROL)
         return bld.build(op, [], 0, 1, 256)
     sfu = run_ir(kern("ex2"), {}, schedulers=1).trace
     fma = run_ir(kern("add"), {}, schedulers=1).trace
@@ -238,8 +238,8 @@ def test_errors_are_clear():
     rx = bld.op("ld", "u64", Param("x", 0), mod=("param",))
     tid = bld.op("mov", "u32", Special.TID)
     ax = bld.op("mad", "u32", tid, Imm(4, "u32"), rx, mod=("wide",), dst_type="u64")
-    bld.op("ld", "f32", ax, mod=("global",), unit=Unit.MEM)
-    bld.emit("exit", unit=Unit.CONTROL)
+    bld.op("ld", "f32", ax, mod=("global",), pipe=Pipe.MEM)
+    bld.emit("exit", pipe=Pipe.CONTROL)
     ir = bld.build("oob", [("x", "float32", 16)], 1, 1, 32)
     with pytest.raises(SimtError, match="outside buffer x"):
         run_ir(ir, {"x": np.zeros(16, np.float32)})
@@ -280,10 +280,10 @@ def test_issue_width_two_issues_to_two_units_per_cycle():
     one = bld.op("mov", "f32", Imm(1.0))
     for i in range(64):
         if i % 2:
-            bld.op("shfl", "b32", one, Imm(1, "u32"), mod=("sync", "bfly"), unit=Unit.SHARED, dst_type="f32")
+            bld.op("shfl", "b32", one, Imm(1, "u32"), mod=("sync", "bfly"), pipe=Pipe.SHARED, dst_type="f32")
         else:
             bld.op("add", "f32", one, Imm(1.0))
-    bld.emit("exit", unit=Unit.CONTROL)
+    bld.emit("exit", pipe=Pipe.CONTROL)
     ir = bld.build("wide", [], 0, 1, 256)
     one_slot = run_ir(ir, {}, schedulers=1).trace
     two_slots = run_ir(ir, {}, schedulers=1, issue_width=2).trace
@@ -292,7 +292,7 @@ def test_issue_width_two_issues_to_two_units_per_cycle():
     per_cycle = np.bincount(two_slots.issue_cycle)
     assert per_cycle.max() == 2
     for c in np.flatnonzero(per_cycle == 2):
-        units = {two_slots.units[pc] for pc in two_slots.issue_pc[two_slots.issue_cycle == c]}
-        assert len(units) == 2
+        pipes = {two_slots.pipes[pc] for pc in two_slots.issue_pc[two_slots.issue_cycle == c]}
+        assert len(pipes) == 2
     with pytest.raises(ValueError, match="issue_width"):
         run_ir(ir, {}, issue_width=0)

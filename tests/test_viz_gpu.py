@@ -211,7 +211,7 @@ def test_schedule_grid_is_the_trace(latency_run):
     assert issued[-1].sum() == len(tr.issue_cycle) == len(set(tr.issue_cycle.tolist()))
     assert set(np.flatnonzero(issued[-1])) == set(tr.issue_cycle.tolist())
     for c, w, pc in zip(tr.issue_cycle, tr.issue_warp, tr.issue_pc):
-        assert grid[w, c] == (2 if tr.units[pc] == "mem" else 1)
+        assert grid[w, c] == (2 if tr.pipes[pc] == "mem" else 1)
     # every cycle a warp waited for memory in the trace is a "waiting for memory" cell
     assert ((tr.state.T == ls.simt.Stall.MEMORY) == (grid[:-1] == 4)).all()
 

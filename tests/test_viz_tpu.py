@@ -9,6 +9,7 @@ import pytest
 pytest.importorskip("plotly")
 
 import labsim as ls
+from labsim.machines.tpu_trace import schedule_trace
 from labsim import viz
 from labsim.viz.palette import ROLE, TINT
 
@@ -106,7 +107,20 @@ def test_landscape_marks_the_tuners_choice():
 def test_schedule_chart_and_tile_bars_draw():
     s = ls.tpu.schedule_dot(1024, 1024, 1024, "TPU v5e", blocks=(256, 256, 256))
     fig = viz.tpu.schedule_chart(s, most=8)
-    assert [t.name for t in fig.data] == ["copy in (HBM→VMEM)", "copy out (VMEM→HBM)", "MXU"]
+    # the schedule is drawn as a trace: viz.timeline's figure of the steps' events, copies and MXU work
+    tr = schedule_trace(s, most=8)
+    assert fig.to_dict() == viz.timeline(tr, height=fig.layout.height).to_dict()
+    assert [t.name for t in fig.data] == ["copy", "compute"] and [u.kind for u in tr.units] == [ls.UnitKind.DMA, ls.UnitKind.MXU]
+    mxu = tr.on(tr.units[1])
+    assert [e.name for e in mxu] == [f"dot {st.index}" for st in s.steps[:8]]
+    assert [(e.start, e.end) for e in mxu] == [st.compute for st in s.steps[:8]]  # no epilogue: all MXU
+    copies = tr.of_kind(ls.EventKind.COPY)
+    assert sum(e.nbytes for e in copies) == sum(st.load_bytes + st.store_bytes for st in s.steps[:8])
+    assert len(schedule_trace(s).of_kind(ls.EventKind.COMPUTE)) == len(s.steps)
+    with pytest.raises(ls.ArgumentTypeError, match="schedule_trace: sched must be a DotSchedule"):
+        viz.tpu.schedule_chart("dot")
+    with pytest.raises(ls.ArgumentError, match="schedule_trace: most must be at least 1, got 0"):
+        viz.tpu.schedule_chart(s, most=0)
     p = ls.tiling.plan(4096, 4096, 4096, (128, 128, 32))
     bars = viz.tpu.tile_bars(p, max_time=1e-3)
     assert bars.data[0].x[0] == pytest.approx(p.compute_time * 1e6)

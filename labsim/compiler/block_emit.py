@@ -30,7 +30,7 @@ from ..core.ops import Op
 from . import blocks as _bl
 from .blocks import WARP, BlockError, JITFunction
 from .emit import LOWERING
-from .isa import Builder, Imm, KernelIR, Param, Special, Unit, ptx_type
+from .isa import Builder, Imm, KernelIR, Param, Special, Pipe, ptx_type
 
 _OPS = {"add": Op.ADD, "sub": Op.SUBTRACT, "mul": Op.MULTIPLY, "div": Op.DIVIDE, "max": Op.MAXIMUM}
 
@@ -322,10 +322,10 @@ def _emit(tr: _Tracer, kernel, grid, threads, per, index, params, n_inputs, cons
             return bld.op("neg", s.type, val(a[0], env, s.type), alu=Op.NEGATE)
         if s.op == "exp":
             name, mod, unit, note = LOWERING[Op.EXP]
-            return bld.op(name, s.type, val(a[0], env, s.type), mod=mod, unit=unit, comment=f"tl.exp; {note}",
+            return bld.op(name, s.type, val(a[0], env, s.type), mod=mod, pipe=unit, comment=f"tl.exp; {note}",
                           alu=Op.EXP)
         if s.op == "sqrt":
-            return bld.op("sqrt", s.type, val(a[0], env, s.type), mod=("approx",), unit=Unit.SFU, comment="tl.sqrt",
+            return bld.op("sqrt", s.type, val(a[0], env, s.type), mod=("approx",), pipe=Pipe.SFU, comment="tl.sqrt",
                           alu=Op.SQRT)
         if s.op == "selp":
             x, y, c = a
@@ -342,11 +342,11 @@ def _emit(tr: _Tracer, kernel, grid, threads, per, index, params, n_inputs, cons
                 other = second
                 bld.emit("mov", d, Imm(int(other), t) if s.kind == "int" else Imm(float(other), t), type=t,
                          comment="masked lanes get `other`")
-            bld.emit("ld", d, addr, type=t, mod=("global",), guard=guard, unit=Unit.MEM,
+            bld.emit("ld", d, addr, type=t, mod=("global",), guard=guard, pipe=Pipe.MEM,
                      comment=f"tl.load({ptr.name})" + (", masked" if guard is not None else ""))
             return d
         v = num(second, env, t)
-        bld.emit("st", None, addr, v, type=t, mod=("global",), guard=guard, unit=Unit.MEM,
+        bld.emit("st", None, addr, v, type=t, mod=("global",), guard=guard, pipe=Pipe.MEM,
                  comment=f"tl.store({ptr.name})" + (", masked" if guard is not None else ""))
         return None
 
@@ -358,7 +358,7 @@ def _emit(tr: _Tracer, kernel, grid, threads, per, index, params, n_inputs, cons
         for s in tr.nodes:
             if not s.scalar:
                 env[s.id] = node(s, env, k)
-    bld.emit("exit", unit=Unit.CONTROL)
+    bld.emit("exit", pipe=Pipe.CONTROL)
     tag = ", ".join(f"{c}={v}" for c, v in sorted(consts.items()))
     given = getattr(kernel, "given_launch", None)
     launch = given if given is not None and given.blocks == grid and given.threads_per_block == threads else None

@@ -1,8 +1,9 @@
 """Contraction tile plans by chip generation: which matrix instruction each generation uses.
 
 Since the SIMT machine (issue 12), ``kernel.listing`` of a loop, copy or reduction kernel is the
-rendering of its executable kernel IR (:mod:`labsim.compiler.emit`), which ``ls.simt`` runs; a
-contraction's listing is the tile plan written here (:func:`tile_plan`, :data:`MATRIX_PATHS`).
+rendering of its executable kernel IR (:func:`labsim.compiler.emit.listing`, the one ``listing``
+function), which ``ls.simt`` runs; a contraction's ``kernel.listing`` is its tile plan printed for
+reading, written here (:func:`tile_plan_text`, from :func:`tile_plan` and :data:`MATRIX_PATHS`).
 
 Introduced in "The journey of one matrix product" (step 4) and read closely in "The compiler at work".
 A matrix product is shown as a tile plan, and the plan depends on the
@@ -10,7 +11,7 @@ chip's generation (:attr:`labsim.hardware.Chip.arch`), because each generation f
 differently (:data:`MATRIX_PATHS`): Ampere issues ``mma.sync`` per warp fed by ``cp.async``; Hopper
 issues ``wgmma.mma_async`` per warpgroup fed by the Tensor Memory Accelerator; Blackwell issues
 ``tcgen05.mma`` from one thread with accumulators in Tensor Memory; a TPU streams tiles through its
-MXUs; a Sapphire Rapids CPU uses AMX tiles. ``listing(kernel)`` with no chip keeps a generic label.
+MXUs; a Sapphire Rapids CPU uses AMX tiles. ``tile_plan_text(kernel)`` with no chip keeps a generic label.
 """
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from dataclasses import replace
 from ..core import ops
 from ..core.ops import Op
 from ..hardware import Chip
-from .emit import kernel_ir, listing as ir_listing
+from ..support.errors import ArgumentError
+from .emit import kernel_ir
 from .launch import KernelKind
 from .plans import (MATRIX_PATHS, PSEUDO, PSEUDO_IR, MatrixPath, TilePlan, _plan,  # noqa: F401  (re-exported)
                     matrix_path)
@@ -83,7 +85,14 @@ def _store(k, dot, epi, tm: int, tn: int) -> tuple[str, str]:
     return f"    out[{', '.join(span[x] for x in labels)}] ← acc", f"// {out}: {note}"
 
 
-def _contraction_listing(k, chip: Chip | str | None = None) -> str:
+def tile_plan_text(k, chip: Chip | str | None = None) -> str:
+    """Contraction kernel ``k``'s tile plan on ``chip``'s generation printed as pseudo-code for reading
+    (``None``: a generic, chip-free label). ``kernel.listing_for(chip)`` of a contraction shows it; the
+    code ``ls.simt`` runs is the kernel IR, printed by :func:`labsim.compiler.emit.listing`."""
+    if getattr(k, "kind", None) is not KernelKind.CONTRACTION:
+        raise ArgumentError(f"tile_plan_text: k={getattr(k, 'name', k)!r} is not a contraction kernel "
+                            f"(kind {getattr(getattr(k, 'kind', None), 'value', None)!r}); it takes a kernel "
+                            "of kind 'contraction' (others: labsim.compiler.emit.listing)")
     dot = next(n for n in k.nodes if n.op in ops.CONTRACTION)
     lhs, rhs = dot.operands[0].aval, dot.operands[1].aval
     b, m, n, kk = ops.dot_mnk(lhs, rhs, dot.params)
@@ -137,11 +146,3 @@ def _contraction_listing(k, chip: Chip | str | None = None) -> str:
     lines.append(f"{store}          {store_note}")
     return "\n".join(lines)
 
-
-def listing(k, chip: Chip | str | None = None) -> str:
-    """The kernel's listing: a contraction's tile plan for ``chip``'s generation (``None``: a generic,
-    chip-free label); any other kernel's listing is the rendering of its executable kernel IR, which
-    lowering attached to the kernel (``kernel.render``, :func:`labsim.compiler.emit.listing`)."""
-    if k.kind is KernelKind.CONTRACTION:
-        return _contraction_listing(k, chip)
-    return ir_listing(k, chip)

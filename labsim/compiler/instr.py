@@ -1,4 +1,4 @@
-"""The kernel IR's vocabulary: units, PTX types, operands (registers, special registers, immediates,
+"""The kernel IR's vocabulary: issue pipes, PTX types, operands (registers, special registers, immediates,
 parameters, labels), one :class:`Instr`, and the control-flow successors of an instruction. The kernel
 itself (:class:`~labsim.compiler.isa.KernelIR`) and its builder live in :mod:`labsim.compiler.isa`."""
 from __future__ import annotations
@@ -12,8 +12,11 @@ import numpy as np
 from ..core.dtypes import numpy_dtype
 
 
-class Unit(enum.Enum):
-    """The SM unit that executes an instruction (its issue cost and latency come from the machine)."""
+class Pipe(enum.Enum):
+    """The pipe of an SM that an instruction issues to (its issue cost and latency come from the machine).
+
+    Not :class:`labsim.ExecUnit` (the chip's matrix unit or vector lanes that the roofline charges a
+    whole kernel to) and not :class:`labsim.UnitKind` (the kind of a lane in a trace)."""
 
     ALU = "alu"  # FMA / integer lanes
     SFU = "sfu"  # special-function units
@@ -131,7 +134,7 @@ class Instr:
     mod: tuple[str, ...] = ()
     guard: Reg | None = None
     guard_neg: bool = False
-    unit: Unit = Unit.ALU
+    pipe: Pipe = Pipe.ALU
     attrs: dict = field(default_factory=dict, compare=False, hash=False)
     comment: str = ""
 
@@ -168,5 +171,5 @@ def successors(code: list[Instr], labels: dict[str, int], pc: int) -> list[int]:
     return [pc + 1]
 
 
-__all__ = ["Imm", "Instr", "Label", "Operand", "Param", "Reg", "Special", "Unit", "ptx_type", "reg_dtype",
+__all__ = ["Imm", "Instr", "Label", "Operand", "Param", "Reg", "Special", "Pipe", "ptx_type", "reg_dtype",
            "successors"]

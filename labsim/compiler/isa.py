@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .launch import Launch
-from .instr import (Imm, Instr, Label, Operand, Param, Reg, Special, Unit, ptx_type, reg_dtype,  # noqa: F401
+from .instr import (Imm, Instr, Label, Operand, Param, Reg, Special, Pipe, ptx_type, reg_dtype,  # noqa: F401
                     successors)
 
 
@@ -123,10 +123,10 @@ class KernelIR:
     def __str__(self) -> str:
         return self.render()
 
-    def count(self, op: str | None = None, unit: Unit | None = None) -> int:
-        """Static count of instructions with mnemonic prefix ``op`` and/or on ``unit``."""
+    def count(self, op: str | None = None, pipe: Pipe | None = None) -> int:
+        """Static count of instructions with mnemonic prefix ``op`` and/or on ``pipe``."""
         return sum(1 for i in self.code if (op is None or i.mnemonic().startswith(op))
-                   and (unit is None or i.unit is unit))
+                   and (pipe is None or i.pipe is pipe))
 
 
 def immediate_post_dominators(code: list[Instr], labels: dict[str, int]) -> dict[int, int]:
@@ -185,20 +185,20 @@ class Builder:
         return f"{base}_{self._n['L' + base]}"
 
     def emit(self, op: str, dst: Reg | None = None, *srcs, type: str = "", mod: tuple = (), guard: Reg | None = None,
-             neg: bool = False, unit: Unit = Unit.ALU, comment: str = "", **attrs) -> Reg | None:
-        self.code.append(Instr(op, dst, tuple(srcs), type, tuple(mod), guard, neg, unit, attrs, comment))
+             neg: bool = False, pipe: Pipe = Pipe.ALU, comment: str = "", **attrs) -> Reg | None:
+        self.code.append(Instr(op, dst, tuple(srcs), type, tuple(mod), guard, neg, pipe, attrs, comment))
         return dst
 
-    def op(self, op: str, type: str, *srcs, mod: tuple = (), unit: Unit = Unit.ALU, comment: str = "",
+    def op(self, op: str, type: str, *srcs, mod: tuple = (), pipe: Pipe = Pipe.ALU, comment: str = "",
            dst_type: str | None = None, **attrs) -> Reg:
         """``dst = op.type srcs`` into a fresh register; returns it."""
         d = self.reg(dst_type or type)
-        self.emit(op, d, *srcs, type=type, mod=mod, unit=unit, comment=comment, **attrs)
+        self.emit(op, d, *srcs, type=type, mod=mod, pipe=pipe, comment=comment, **attrs)
         return d
 
     def build(self, name: str, params, n_inputs: int, grid: int, block: int, **kw) -> KernelIR:
         return KernelIR(name, list(params), n_inputs, list(self.code), dict(self.labels), grid, block, **kw)
 
 
-__all__ = ["Builder", "Imm", "Instr", "KernelIR", "Label", "Operand", "Param", "Reg", "Special", "Unit",
+__all__ = ["Builder", "Imm", "Instr", "KernelIR", "Label", "Operand", "Param", "Reg", "Special", "Pipe",
            "immediate_post_dominators", "ptx_type", "reg_dtype", "successors"]

@@ -78,7 +78,10 @@ class Kernel:
     def listing_for(self, chip) -> str:
         """The listing as ``chip`` (a Chip or preset name) would run it: a contraction's tile plan and
         matrix instruction follow the chip's generation (``Chip.arch``)."""
-        from .codegen import listing
+        if self.kind is KernelKind.CONTRACTION:
+            from .codegen import tile_plan_text
+            return tile_plan_text(self, chip)
+        from .emit import listing
         return listing(self, chip)
 
     def __repr__(self) -> str:

@@ -7,7 +7,7 @@ in ``presets_tpu``) holds the numbers, each with its source (a BibTeX key in ``b
 from __future__ import annotations
 
 from ..support.lookup import lookup
-from .chip import WARP_SIZE, Chip, ChipKind, Link, SMLimits, Unit
+from .chip import WARP_SIZE, Chip, ChipKind, Link, SMLimits, ExecUnit
 from .presets import HOST_LINKS, PRESETS
 from .systems import SYSTEMS, System
 
@@ -22,5 +22,5 @@ def get_link(name: str | Link) -> Link:
     return lookup(HOST_LINKS, name, "host link", Link)
 
 
-__all__ = ["Chip", "ChipKind", "Link", "SMLimits", "Unit", "WARP_SIZE", "PRESETS", "HOST_LINKS", "SYSTEMS", "System", "get",
+__all__ = ["Chip", "ChipKind", "Link", "SMLimits", "ExecUnit", "WARP_SIZE", "PRESETS", "HOST_LINKS", "SYSTEMS", "System", "get",
            "get_link"]

@@ -23,8 +23,10 @@ class ChipKind(enum.Enum):
     TPU = "tpu"
 
 
-class Unit(enum.Enum):
-    """Which execution unit runs a kernel."""
+class ExecUnit(enum.Enum):
+    """Which execution unit of a chip runs a kernel: its matrix unit or its vector lanes (the roofline's
+    choice, :func:`labsim.kernel_cost`). Not the SM pipe one instruction issues to
+    (:class:`labsim.compiler.instr.Pipe`) and not a lane of a trace (:class:`labsim.UnitKind`)."""
 
     MATRIX = "matrix"  # tensor cores (GPU), MXU (TPU), AMX/FMA-matrix paths (CPU)
     VECTOR = "vector"  # SIMT fp32 lanes (GPU), VPU (TPU), SIMD lanes (CPU)
@@ -183,7 +185,7 @@ class Chip:
             raise ValueError(f"{self.name} has no SMs with fp32 lanes: no SM clock to derive")
         return self.vector_flops["float32"] / (self.compute_units * self.sm.fp32_lanes * 2)
 
-    def peak_flops(self, dtype="float32", unit: Unit | str | None = None) -> float:
+    def peak_flops(self, dtype="float32", unit: ExecUnit | str | None = None) -> float:
         """Dense peak FLOP/s for ``dtype`` on ``unit`` (default: the fastest unit that supports it)."""
         dt = dtype if dtype in RATE_KEYS else canonical_dtype(dtype)
         if unit is None:
@@ -194,17 +196,17 @@ class Chip:
                     f"matrix {sorted(self.matrix_flops)} and vector {sorted(self.vector_flops)}"
                 )
             return max(rates)
-        u = Unit(unit)
-        table = self.matrix_flops if u is Unit.MATRIX else self.vector_flops
+        u = ExecUnit(unit)
+        table = self.matrix_flops if u is ExecUnit.MATRIX else self.vector_flops
         if dt not in table:
             raise ValueError(
                 f"{self.name} has no {u.value}-unit rate for dtype {dt!r}; it knows {sorted(table)}"
             )
         return table[dt]
 
-    def ridge_point(self, dtype="float32", unit: Unit | str | None = None) -> float:
+    def ridge_point(self, dtype="float32", unit: ExecUnit | str | None = None) -> float:
         """Arithmetic intensity (FLOP/byte) where compute time equals HBM time."""
         return self.peak_flops(dtype, unit) / self.hbm_bandwidth
 
 
-__all__ = ["Chip", "ChipKind", "Link", "RATE_KEYS", "SMLimits", "TF32", "Unit", "WARP_SIZE"]
+__all__ = ["Chip", "ChipKind", "Link", "RATE_KEYS", "SMLimits", "TF32", "ExecUnit", "WARP_SIZE"]

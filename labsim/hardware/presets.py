@@ -41,7 +41,7 @@ _GiB = 2**30
 # launched back to back at 3.8 us per kernel (9.6 us when synchronising after each); 4 us sits inside
 # that range. It is a modelling choice, not a datasheet number, and it is a *latency* (enqueue to
 # start): launches overlap with running kernels, so in a stream of kernels it is paid once, not per
-# kernel (see labsim.machines.roofline.ProgramCost).
+# kernel (see labsim.machines.program_cost.ProgramCost).
 _GPU_LAUNCH = 4e-6
 _GPU_LAUNCH_SRC = "nvidia2019cudagraphs, per-kernel times for a 2.9 us kernel (V100, 2019)"
 

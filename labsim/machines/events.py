@@ -222,6 +222,13 @@ class Trace:
     def busy(self, unit: UnitId) -> float:
         return sum(e.duration for e in self.on(unit))
 
+    def shifted(self, dt: float) -> "Trace":
+        """The same events ``dt`` seconds later, on the same units (a plain :class:`Trace`): how a run of
+        several kernels lays each kernel's trace after the one before."""
+        evs = tuple(Event(e.unit, e.name, e.start + dt, e.end + dt, e.kind, e.detail, e.nbytes, e.flops)
+                    for e in self.events)
+        return Trace(evs, self.units, self.chip_names)
+
     @classmethod
     def merge(cls, *traces: "Trace") -> "Trace":
         """One Trace of the events of ``traces`` on one clock (e.g. a TPU's DMA copies from one

@@ -37,8 +37,9 @@ Assumptions (a roofline is a *lower bound*; it leaves these out): perfect overla
 inside a kernel; peak rates reached (no tile quantisation, no occupancy limits, no caches beyond
 counting each input once).
 
-A program's time (:attr:`ProgramCost.time`) plays the kernels on one stream as the runtime does
-(``labsim.machines.runtime.simulate`` with the data on the device gives the same number): the host
+A program's cost (:class:`~labsim.machines.program_cost.ProgramCost`, ``ls.estimate``) lives in
+:mod:`labsim.machines.program_cost`, above the host machine: its time plays the kernels on one stream of
+``ls.host.Machine`` (``labsim.machines.runtime.simulate`` with the data on the device gives the same number): the host
 issues one launch per ``host_api_time``, each kernel starts ``launch_overhead`` after its launch was
 issued or when the previous kernel ends, whichever is later. So the launch *latency* is exposed once
 (and again wherever kernels are shorter than the issue rate), not once per kernel. The old figure,
@@ -53,7 +54,7 @@ from dataclasses import dataclass, field
 
 from ..compiler.kernel import Kernel, KernelKind
 from ..compiler.program import Program
-from ..hardware import Chip, ChipKind, Unit, get
+from ..hardware import Chip, ChipKind, ExecUnit, get
 from ..hardware.chip import TF32
 from ..support.errors import OutOfMemoryError
 
@@ -82,7 +83,7 @@ class Bound(enum.Enum):
     LATENCY = "latency"  # the kernel is shorter than the chip's latency floor
 
 
-def unit_for(kernel: Kernel, chip: Chip) -> tuple[Unit, str]:
+def unit_for(kernel: Kernel, chip: Chip) -> tuple[ExecUnit, str]:
     """Which unit runs ``kernel`` on ``chip``, and the key of the rate that applies ("tf32" or a dtype).
 
     A float32 contraction follows its precision: TF32 tensor cores on an NVIDIA GPU that lists a
@@ -96,19 +97,19 @@ def unit_for(kernel: Kernel, chip: Chip) -> tuple[Unit, str]:
     if kernel.kind is KernelKind.CONTRACTION:
         if kernel.dtype == "float32" and chip.kind is ChipKind.GPU and TF32 in chip.matrix_flops \
                 and kernel.precision != "highest":
-            return Unit.MATRIX, TF32
+            return ExecUnit.MATRIX, TF32
         if kernel.dtype == "float32" and chip.kind is ChipKind.TPU and "bfloat16" in chip.matrix_flops:
-            return Unit.MATRIX, "bfloat16"
+            return ExecUnit.MATRIX, "bfloat16"
         if kernel.dtype in chip.matrix_flops:
-            return Unit.MATRIX, kernel.dtype
+            return ExecUnit.MATRIX, kernel.dtype
     if kernel.dtype in chip.vector_flops:
-        return Unit.VECTOR, kernel.dtype
+        return ExecUnit.VECTOR, kernel.dtype
     if "float32" in chip.vector_flops:
-        return Unit.VECTOR, "float32"
+        return ExecUnit.VECTOR, "float32"
     for dt in (kernel.dtype, "bfloat16"):
         if dt in chip.matrix_flops:
-            return Unit.MATRIX, dt
-    return Unit.MATRIX, max(chip.matrix_flops, key=chip.matrix_flops.get)
+            return ExecUnit.MATRIX, dt
+    return ExecUnit.MATRIX, max(chip.matrix_flops, key=chip.matrix_flops.get)
 
 
 def matrix_passes(kernel: Kernel, chip: Chip) -> int:
@@ -121,7 +122,7 @@ def matrix_passes(kernel: Kernel, chip: Chip) -> int:
 @dataclass(frozen=True)
 class KernelCost:
     kernel: str
-    unit: Unit
+    unit: ExecUnit
     dtype: str
     flops: int
     transcendentals: int
@@ -183,7 +184,7 @@ def kernel_cost(kernel: Kernel, chip: Chip | str) -> KernelCost:
         special_rate = vec
         special = kernel.transcendentals / special_rate
         compute = kernel.flops / peak + special
-    assumed = kernel.kind is not KernelKind.CONTRACTION and unit is Unit.MATRIX
+    assumed = kernel.kind is not KernelKind.CONTRACTION and unit is ExecUnit.MATRIX
     return KernelCost(kernel=kernel.name, unit=unit, dtype=key, flops=kernel.flops,
                       transcendentals=kernel.transcendentals, bytes=kernel.bytes, peak_flops=peak,
                       bandwidth=chip.hbm_bandwidth, compute_time=compute,
@@ -221,112 +222,6 @@ def memory_check(prog: Program, chip: Chip | str) -> OutOfMemory | None:
         return None
     live = sorted((b for b in plan.buffers if b.live_at(peak_step)), key=lambda b: -b.size)[:4]
     return OutOfMemory(chip.name, int(chip.hbm_capacity), needed, tuple((b.name, b.size) for b in live))
-
-
-def stream_time(kernel_times, *, launch_overhead: float, host_api_time: float, call_overhead: float = 0.0,
-                synchronous: bool = False, ready=None) -> list[tuple[float, float, float]]:
-    """Play kernels on one stream: ``(issue time, start, end)`` of each, as the runtime does.
-
-    The host spends ``host_api_time + call_overhead`` issuing each launch; a kernel starts
-    ``launch_overhead`` after its launch was issued, after the previous kernel ends, and after its
-    inputs are ready (``ready[i]``), whichever is latest. ``synchronous`` (a CPU: the host thread runs
-    the kernel itself) makes the host wait for each kernel before issuing the next.
-    """
-    out = []
-    t_host = end = 0.0
-    for i, kt in enumerate(kernel_times):
-        t_host += host_api_time + call_overhead
-        start = max(t_host + launch_overhead, end, ready[i] if ready else 0.0)
-        end = start + kt
-        out.append((t_host, start, end))
-        if synchronous:
-            t_host = end
-    return out
-
-
-@dataclass(frozen=True)
-class ProgramCost:
-    chip: Chip
-    kernels: tuple[KernelCost, ...]
-    launch_overhead: float  # latency from issuing a launch to the kernel's start (per kernel)
-    oom: OutOfMemory | None = None
-    host_api_time: float = 0.0  # host time to issue one launch
-    call_overhead: float = 0.0  # host software per call (CPU presets)
-    synchronous: bool = False  # the host waits for each kernel (CPU)
-
-    @property
-    def fits(self) -> bool:
-        return self.oom is None
-
-    @property
-    def kernel_time(self) -> float:
-        return sum(k.time for k in self.kernels)
-
-    def _schedule(self):
-        return stream_time([k.time for k in self.kernels], launch_overhead=self.launch_overhead,
-                           host_api_time=self.host_api_time, call_overhead=self.call_overhead,
-                           synchronous=self.synchronous)
-
-    @property
-    def time(self) -> float:
-        """Kernels on one stream, launches overlapped with running kernels (as ``simulate`` plays them).
-
-        The launch latency is exposed once at the start, and again only where kernels are shorter than
-        the host takes to issue the next launch. Raises :class:`OutOfMemoryError` (with the report) if
-        the program does not fit on the chip.
-        """
-        if self.oom is not None:
-            raise OutOfMemoryError(self.oom)
-        sched = self._schedule()
-        return max(sched[-1][2], sched[-1][0]) if sched else 0.0
-
-    @property
-    def overhead_time(self) -> float:
-        """Time not spent in kernels: exposed launch latency, issue gaps and per-call costs."""
-        return self.time - self.kernel_time
-
-    @property
-    def serial_time(self) -> float:
-        """Every kernel pays the whole launch latency and call cost in series (a host that waits for each
-        kernel before launching the next): the pessimistic figure, which ``time`` improves on."""
-        if self.oom is not None:
-            raise OutOfMemoryError(self.oom)
-        per_call = self.host_api_time + self.call_overhead + self.launch_overhead
-        return self.kernel_time + per_call * len(self.kernels)
-
-    @property
-    def flops(self) -> int:
-        return sum(k.flops for k in self.kernels)
-
-    @property
-    def bytes(self) -> int:
-        return sum(k.bytes for k in self.kernels)
-
-    def table(self) -> list[dict]:
-        return [{"kernel": k.kernel, "unit": k.unit.value, "dtype": k.dtype, "FLOPs": k.flops, "bytes": k.bytes,
-                 "intensity (FLOP/B)": k.intensity, "compute µs": k.compute_time * 1e6,
-                 "memory µs": k.memory_time * 1e6, "bound": k.bound.value} for k in self.kernels]
-
-
-def estimate(prog: Program, chip: Chip | str, *, launch_overhead: bool = True,
-             check_memory: bool = True, host_api_time: float = HOST_API_TIME) -> ProgramCost:
-    """Roofline cost of every kernel of ``prog`` on ``chip``, and of the program on one stream.
-
-    ``cost.time`` overlaps launches with running kernels, as ``simulate`` does: with the data on the
-    device the two agree. ``launch_overhead=False`` drops launch latency, host issue time and per-call
-    costs (``cost.time`` is then the kernels' sum). If the program's buffers cannot fit in the chip's
-    memory, the result carries an :class:`OutOfMemory` report (``cost.oom``) and asking for
-    ``cost.time`` raises.
-    """
-    _need("estimate", "prog", prog, Program, _PROGRAM_HINT)
-    chip = get(chip)
-    on = bool(launch_overhead)
-    return ProgramCost(chip=chip, kernels=tuple(kernel_cost(k, chip) for k in prog.kernels),
-                       launch_overhead=chip.launch_overhead if on else 0.0,
-                       oom=memory_check(prog, chip) if check_memory else None,
-                       host_api_time=host_api_time if on else 0.0,
-                       call_overhead=chip.call_overhead if on else 0.0,
-                       synchronous=chip.kind is ChipKind.CPU)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -34,7 +34,9 @@ from ..compiler.program import Program
 from ..hardware import Chip, ChipKind, get
 from .events import EventKind, Trace
 from .host import D2H, H2D, HOST, STREAM, Machine  # noqa: F401  (the units of a call: one definition)
-from .roofline import HOST_API_TIME, OutOfMemoryError, ProgramCost, estimate
+from .program_cost import ProgramCost, estimate
+from .roofline import HOST_API_TIME, OutOfMemoryError
+from .stream import stream_time  # noqa: F401  (runtime.stream_time: the one host timeline of one stream)
 
 
 @dataclass(frozen=True)
@@ -94,39 +96,3 @@ def simulate(prog: Program, chip: Chip | str, *, copy_inputs: bool = True, copy_
     if copy_back:  # reading the values (np.asarray, printing): only now are the results copied device -> host
         m.device_get(*outs, stream=1)
     return RunResult(trace=m.trace, cost=cost, time=m.now, ready_time=ready_time)
-
-
-def stream_time(kernel_times, *, launch_overhead: float, host_api_time: float, call_overhead: float = 0.0,
-                synchronous: bool = False, ready=None,
-                chip: Chip | str = "H100 SXM") -> list[tuple[float, float, float]]:
-    """Play kernels of the given durations on one stream of ``ls.host.Machine``: ``(issue time, start,
-    end)`` of each, where the issue time is when the host's launch call returns.
-
-    The host spends ``host_api_time + call_overhead`` issuing each launch; a kernel starts
-    ``launch_overhead`` after its launch was issued, after the previous kernel ends, and after its
-    inputs are ready (``ready[i]``), whichever is latest. ``synchronous`` (a CPU: the host thread runs
-    the kernel itself) makes the host wait for each kernel before issuing the next. This is the
-    recurrence ``roofline.stream_time`` writes out by hand, computed by the one host machine instead.
-    ``chip`` only names the machine: every time comes from the arguments.
-    """
-    from ..core.avals import ShapeDtype
-
-    times = list(kernel_times)
-    if ready is not None and len(ready) != len(times):
-        raise ValueError(f"stream_time: ready has {len(ready)} entries for {len(times)} kernels")
-    issue = host_api_time + call_overhead
-    m = Machine(chip, launch_time=issue, launch_latency=issue + launch_overhead,
-                op_time=0.0, call_time=0.0, api_time=host_api_time, queue_depth=1 << 40, command_buffers=False,
-                synchronous=bool(synchronous))
-    token = ShapeDtype((), "float32")
-    issued = []
-    for i, d in enumerate(times):
-        deps = ()
-        if ready is not None:
-            a = m.resident(token)
-            a.ready = ready[i]
-            deps = (a,)
-        issued.append(m.now + issue)  # the queue never fills, so the launch call starts now
-        m.launch(f"k{i}", *deps, duration=d, eager=False)
-    kernels = m.trace.of_kind(EventKind.KERNEL)
-    return [(t, k.start, k.end) for t, k in zip(issued, kernels)]

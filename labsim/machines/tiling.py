@@ -52,7 +52,7 @@ import itertools
 import math
 from dataclasses import dataclass, field, replace
 
-from ..hardware import WARP_SIZE, Chip, ChipKind, Unit, get
+from ..hardware import WARP_SIZE, Chip, ChipKind, ExecUnit, get
 from ..hardware.chip import TF32
 from .simt import OccupancyError, occupancy
 from .simt.occupancy import Occupancy
@@ -189,7 +189,7 @@ def _rate(c: Chip, dtype: str) -> float:
     key = TF32 if dtype == "float32" and TF32 in c.matrix_flops else dtype
     if key not in c.matrix_flops:
         raise TilingError(f"{c.name} has no tensor-core rate for {dtype!r}; it knows {sorted(c.matrix_flops)}")
-    return c.peak_flops(key, Unit.MATRIX)
+    return c.peak_flops(key, ExecUnit.MATRIX)
 
 
 def registers_per_thread(tile: Tile, mma: str = "mma.sync") -> int:

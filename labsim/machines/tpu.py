@@ -36,7 +36,7 @@ and all MXUs treated as one array with the chip's total rate.
 
 Time and bytes come back through the same cost interface as the GPU: :func:`kernel_cost` returns a
 :class:`~labsim.machines.roofline.KernelCost` (whose ``time`` is the schedule's length) and
-:func:`estimate` a :class:`~labsim.machines.roofline.ProgramCost`, so ``ls.tpu.estimate(prog, "TPU v5e")``
+:func:`estimate` a :class:`~labsim.machines.program_cost.ProgramCost`, so ``ls.tpu.estimate(prog, "TPU v5e")``
 and ``ls.estimate(prog, "H100 SXM")`` compare field by field. :func:`run` (``ls.tpu.run(prog, *args)``)
 plays the same schedule with real values: each MXU block through ``ls.systolic``, the rest on the VPU
 with ``ls.evaluate``'s rules (:mod:`labsim.machines.tpu_run`).
@@ -54,9 +54,10 @@ from ..compiler.kernel import Kernel, KernelKind
 from ..compiler.program import Program
 from ..core import ops
 from ..core.ops import OpKind
-from ..hardware import Chip, ChipKind, Unit, get
+from ..hardware import Chip, ChipKind, ExecUnit, get
 from . import roofline
-from .roofline import KernelCost, ProgramCost
+from .program_cost import ProgramCost
+from .roofline import KernelCost
 
 SUBLANES = 8  # rows of A enter the MXU in groups of 8 (bf16[8,128] @ bf16[128,128] per push)
 DEFAULT_BLOCK = 1024  # the compiler's starting block edge, before it is fitted to the problem and to VMEM
@@ -270,7 +271,7 @@ def schedule_dot(m: int, n: int, k: int, chip: Chip | str = "TPU v5e", *, batch:
     if passes is None:
         raise TPUError(f"schedule_dot: precision must be one of {sorted(roofline.TPU_BF16_PASSES)}, got {precision!r}")
     key = "bfloat16" if dtype in ("float32", "bfloat16") or dtype not in chip_.matrix_flops else dtype
-    peak = chip_.peak_flops(key, Unit.MATRIX) / (passes if dtype == "float32" else 1)
+    peak = chip_.peak_flops(key, ExecUnit.MATRIX) / (passes if dtype == "float32" else 1)
     vpu = chip_.vector_flops.get("float32") or peak  # no sourced VPU rate: the roofline's assumption
     bw = chip_.hbm_bandwidth
     r, c = core.mxu
@@ -399,7 +400,7 @@ def kernel_cost(kernel: Kernel, chip: Chip | str = "TPU v5e", *, double_buffer: 
                          out_dtype=kernel.outputs[0].aval.dtype if kernel.outputs else None,
                          precision=kernel.precision, double_buffer=double_buffer,
                          epilogue_flops=max(0, kernel.flops - dot_flops))
-    return TPUKernelCost(kernel=kernel.name, unit=Unit.MATRIX, dtype=base.dtype, flops=kernel.flops,
+    return TPUKernelCost(kernel=kernel.name, unit=ExecUnit.MATRIX, dtype=base.dtype, flops=kernel.flops,
                          transcendentals=kernel.transcendentals, bytes=sched.bytes, peak_flops=sched.peak_flops,
                          bandwidth=core.chip.hbm_bandwidth, compute_time=sched.mxu_time,
                          memory_time=sched.bytes / core.chip.hbm_bandwidth, precision=kernel.precision,
@@ -410,7 +411,7 @@ def kernel_cost(kernel: Kernel, chip: Chip | str = "TPU v5e", *, double_buffer: 
 def estimate(prog: Program, chip: Chip | str = "TPU v5e", *, double_buffer: bool = True,
              check_memory: bool = True) -> ProgramCost:
     """Every kernel of ``prog`` on a TPU (contractions scheduled onto the MXU), as a
-    :class:`~labsim.machines.roofline.ProgramCost`: the same fields as ``ls.estimate`` on a GPU."""
+    :class:`~labsim.machines.program_cost.ProgramCost`: the same fields as ``ls.estimate`` on a GPU."""
     if not isinstance(prog, Program):
         raise TypeError(f"estimate: prog must be a Program, got {type(prog).__name__} "
                         "(compile a traced graph first: prog = ls.compile(graph))")

@@ -44,7 +44,8 @@ from ..core.ops import OpKind
 from ..core.trace import bind
 from . import systolic
 from .events import Event, EventKind, Trace, UnitId, UnitKind
-from .roofline import KernelCost, ProgramCost
+from .program_cost import ProgramCost
+from .roofline import KernelCost
 
 CYCLE_CELLS = 1 << 25  # a block whose cycles·R·C is at most this moves through the array cycle by cycle (≲ 0.1 s)
 BF16_U = 2.0 ** -8       # unit roundoff of bfloat16 (8 significant bits, round to nearest)

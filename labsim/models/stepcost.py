@@ -11,7 +11,7 @@ import numbers
 from collections import Counter
 from dataclasses import dataclass
 
-from ..hardware import Unit
+from ..hardware import ExecUnit
 from ..hardware import get as get_chip
 from ..machines.roofline import Bound, KernelCost  # noqa: F401  (Bound: what StepCost.bound returns)
 from . import llm
@@ -78,9 +78,9 @@ def _step(cfg, chip, counts, dtype) -> StepCost:
     if dtype not in chip.matrix_flops:
         raise ValueError(f"batch_step_time: {chip.name} has no matrix rate for dtype {dtype}; "
                          f"it has {list(chip.matrix_flops)}")
-    peak, bw = chip.peak_flops(dtype, Unit.MATRIX), chip.hbm_bandwidth
+    peak, bw = chip.peak_flops(dtype, ExecUnit.MATRIX), chip.hbm_bandwidth
     name = f"{cfg.name} step ({tokens:,} token{'' if tokens == 1 else 's'})"
-    return StepCost(kernel=name, unit=Unit.MATRIX, dtype=dtype, flops=flops,
+    return StepCost(kernel=name, unit=ExecUnit.MATRIX, dtype=dtype, flops=flops,
                     transcendentals=0, bytes=nbytes, peak_flops=peak, bandwidth=bw, compute_time=flops / peak,
                     memory_time=nbytes / bw, tokens=tokens)
 

@@ -66,7 +66,7 @@ def schedule_grid(run, *, sm: int | None = None, scheduler: int = 0):
         grid[:-1][st == s] = _WAIT
     grid[-1, :] = _READY  # an empty issue slot until an issue fills it
     row_of = {int(ids[c]): i for i, c in enumerate(cols)}
-    mem_pc = np.array([u == "mem" for u in tr.units])
+    mem_pc = np.array([u == "mem" for u in tr.pipes])
     for c, w, pc in zip(tr.issue_cycle, tr.issue_warp, tr.issue_pc):
         r = row_of.get(int(w))
         if r is None:

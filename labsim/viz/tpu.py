@@ -81,28 +81,17 @@ def tensorcore(chip="TPU v5e", *, title: str | None = None):
 # --------------------------------------------------------------------------------------------------
 # A TPU dot's static schedule
 
-def schedule_chart(sched: "_tpu.DotSchedule", *, most: int = 16, title: str | None = None):
-    """The first ``most`` steps of a TPU dot's static schedule: the DMA queue (copies in and out of VMEM)
-    and the MXU, one bar per step."""
-    import plotly.graph_objects as go
+def schedule_chart(sched, *, most: int = 16, title: str | None = None):
+    """A TPU schedule as a timeline: the DMA queue (copies into VMEM and back to HBM), the MXU and, where
+    an epilogue runs, the VPU. ``sched`` is a ``DotSchedule`` (``ls.tpu.schedule_dot``: its first
+    ``most`` steps are drawn) or any ``ls.Trace`` (``ls.tpu.run(...).trace``, drawn whole). Either way
+    the figure is :func:`labsim.viz.timeline` of an ``ls.Trace``: the TPU schedule is one more trace."""
+    from ..machines.events import Trace
+    from ..machines.tpu_trace import schedule_trace
+    from .plots import timeline
 
-    steps = sched.steps[:most]
-    end = max(max(s.compute[1] for s in steps), max((s.store[1] for s in steps if s.store), default=0))
-    scale, unit = (1e6, "µs") if end >= 1e-6 else (1e9, "ns")
-    fig = go.Figure()
-    rows = [("copy in (HBM→VMEM)", "DMA", "memory", [(s.load, s.index) for s in steps if s.load[1] > s.load[0]]),
-            ("copy out (VMEM→HBM)", "DMA", "overhead", [(s.store, s.index) for s in steps if s.store]),
-            ("MXU", "MXU", "compute", [(s.compute, s.index) for s in steps])]
-    for name, lane, role, evs in rows:
-        fig.add_trace(go.Bar(y=[lane] * len(evs), x=[(e - b) * scale for (b, e), _ in evs],
-                             base=[b * scale for (b, _), _ in evs], orientation="h", name=name,
-                             marker=dict(color=ROLE[role], line=dict(color="#333333", width=0.5)),
-                             customdata=[str(i) for _, i in evs],
-                             hovertemplate=name + " step %{customdata}<br>%{base:.3g}–%{x:.3g} " + unit + "<extra></extra>"))
-    fig.update_layout(barmode="overlay", bargap=0.4)
-    fig.update_yaxes(categoryorder="array", categoryarray=["MXU", "DMA"])
-    fig.update_xaxes(title=f"time ({unit})", rangemode="tozero")
-    return style(fig, title=title, height=240)
+    trace = sched if isinstance(sched, Trace) else schedule_trace(sched, most=most)
+    return timeline(trace, title=title, height=120 + 60 * len(trace.units))
 
 
 # --------------------------------------------------------------------------------------------------

@@ -82,9 +82,9 @@ def _lower(k: "Kernel", c: Chip | None, select: str) -> KernelIR:
 
 
 def listing(k: "Kernel", chip: Chip | str | None = None) -> str:
-    """The kernel IR of ``k`` printed (what ``ls.simt`` runs), contractions included. ``kernel.listing``
-    (:func:`labsim.compiler.codegen.listing`) shows a contraction as the chip's tile plan instead, whose
-    launch is this IR's."""
+    """The kernel IR of ``k`` printed (what ``ls.simt`` runs), contractions included: labsim's one
+    ``listing`` function. ``kernel.listing`` shows a contraction as the chip's tile plan instead
+    (:func:`labsim.compiler.codegen.tile_plan_text`), whose launch is this IR's."""
     try:
         text = kernel_ir(k, chip).render()
     except LoweringError as e:  # say so instead of printing code that is not what runs

@@ -7,7 +7,7 @@ from ...core.dtypes import ITEMSIZE
 from ...core.ir import Literal, Node, Var
 from ...core.trace import expand_composites, trace_decomposition
 from ...hardware import Chip
-from ..isa import Builder, Imm, KernelIR, Label, Param, Reg, Special, Unit, ptx_type
+from ..isa import Builder, Imm, KernelIR, Label, Param, Reg, Special, Pipe, ptx_type
 from ..launch import Launch
 from ..plans import PSEUDO_IR
 from .table import LoweringError
@@ -184,7 +184,7 @@ class _Base:
         lin = self.linear(coords, var.aval.shape)
         a = self.address(idx, lin)
         t = ptx_type(var.aval.dtype)
-        r = self.b.op("ld", t, a, mod=("global",), unit=Unit.MEM)
+        r = self.b.op("ld", t, a, mod=("global",), pipe=Pipe.MEM)
         if self.is_uniform(a):
             self.uniform.add(r.name)
         return self.put(key, r)
@@ -227,7 +227,7 @@ class _Base:
         t = ptx_type(var.aval.dtype)
         if isinstance(v, Imm):
             v = self.b.op("mov", t, v)
-        self.b.emit("st", None, a, v, type=t, mod=("global",), unit=Unit.MEM)
+        self.b.emit("st", None, a, v, type=t, mod=("global",), pipe=Pipe.MEM)
 
 
 def _global_index(L: _Base, threads: int) -> Reg:
@@ -245,12 +245,12 @@ def _strided(L: _Base, count: int, body, what: str) -> None:
     top, end = b.fresh_label("T"), b.fresh_label("T_END")
     b.label(top)
     p = b.op("setp", "u32", e, Imm(count, "u32"), mod=("ge",), dst_type="pred")
-    b.emit("bra", None, Label(end), guard=p, unit=Unit.CONTROL)
+    b.emit("bra", None, Label(end), guard=p, pipe=Pipe.CONTROL)
     L.push()
     body(e)
     L.pop()
     b.emit("add", e, e, Special.NTID, type="u32")
-    b.emit("bra", None, Label(top), mod=("uni",), unit=Unit.CONTROL)
+    b.emit("bra", None, Label(top), mod=("uni",), pipe=Pipe.CONTROL)
     b.label(end)
 
 

@@ -6,7 +6,7 @@ import math
 from ...core import ops
 from ...core.ir import Node, Var
 from ...core.ops import Op, OpKind
-from ..isa import Imm, KernelIR, Label, Special, Unit, ptx_type, reg_dtype
+from ..isa import Imm, KernelIR, Label, Special, Pipe, ptx_type, reg_dtype
 from ..launch import Launch
 from ..plans import _plan
 from .builder import _build, _strided
@@ -53,14 +53,14 @@ def _contraction(L: _Lower, chip) -> KernelIR:
     tid = Special.TID
     # zero the accumulators
     _strided(L, tm * tn, lambda e: b.emit("st", None, L.iop("mad", e, Imm(4, "u32"), Imm(acc_off, "u32")),
-                                           Imm(0.0, "f32"), type="f32", mod=("shared",), unit=Unit.SHARED),
+                                           Imm(0.0, "f32"), type="f32", mod=("shared",), pipe=Pipe.SHARED),
              "acc = 0")
     kk = b.reg("u32")
     b.emit("mov", kk, Imm(0, "u32"), type="u32")
     top, end = b.fresh_label("K"), b.fresh_label("K_END")
     b.label(top)
     p = b.op("setp", "u32", kk, Imm(K, "u32"), mod=("ge",), dst_type="pred")
-    b.emit("bra", None, Label(end), guard=p, unit=Unit.CONTROL, comment=f"K in steps of {tk}")
+    b.emit("bra", None, Label(end), guard=p, pipe=Pipe.CONTROL, comment=f"K in steps of {tk}")
     L.push()
 
     def operand_coord(side, bidx, free, kidx):
@@ -93,7 +93,7 @@ def _contraction(L: _Lower, chip) -> KernelIR:
             p0 = b.op("setp", "u32", tid, Imm(0, "u32"), mod=("eq",), dst_type="pred")
             b.emit("cp", None, Imm(off, "u32"), r0, c0, type="", mod=("async", "bulk", "tensor", "2d", "shared::cluster",
                                                                         "global"),
-                   guard=p0, unit=Unit.MEM, comment=f"TMA: the {rows}x{cols} {what} tile, issued by one thread",
+                   guard=p0, pipe=Pipe.MEM, comment=f"TMA: the {rows}x{cols} {what} tile, issued by one thread",
                    bulk=True, param=L.in_param[id(v)], shape=v.aval.shape, box=(rows, cols), dtype=in_t)
             return
 
@@ -119,29 +119,29 @@ def _contraction(L: _Lower, chip) -> KernelIR:
                            for d, x in enumerate(cc))
                 ga = L.address(L.in_param[id(v)], L.linear(cl, v.aval.shape))
                 size = b.op("selp", "u32", Imm(isz, "u32"), Imm(0, "u32"), ok)
-                b.emit("cp", None, saddr, ga, size, mod=("async", "ca", "shared", "global"), unit=Unit.MEM,
+                b.emit("cp", None, saddr, ga, size, mod=("async", "ca", "shared", "global"), pipe=Pipe.MEM,
                        type=in_t, comment=f"cp.async: {what} element to shared memory, skipping registers")
                 return
             skip = b.fresh_label("OUTSIDE")
             val = b.reg(in_t)
             b.emit("mov", val, Imm(0, in_t), type=in_t)
             nok = b.op("not", "pred", ok)
-            b.emit("bra", None, Label(skip), guard=nok, unit=Unit.CONTROL)
+            b.emit("bra", None, Label(skip), guard=nok, pipe=Pipe.CONTROL)
             L.push()
             x = L.value(var, coord())
             b.emit("mov", val, x, type=in_t, comment=f"{what} element (prologue applied)")
             L.pop()
             b.label(skip)
-            b.emit("st", None, saddr, val, type=in_t, mod=("shared",), unit=Unit.SHARED)
+            b.emit("st", None, saddr, val, type=in_t, mod=("shared",), pipe=Pipe.SHARED)
         _strided(L, rows * cols, body, f"{what} tile -> shared memory")
 
     load_tile("a")
     load_tile("b")
     if arch == "Ampere":
-        b.emit("cp", None, mod=("async", "wait_all"), unit=Unit.MEM, comment="wait for this thread's copies")
+        b.emit("cp", None, mod=("async", "wait_all"), pipe=Pipe.MEM, comment="wait for this thread's copies")
     elif arch == "Hopper":
-        b.emit("fence", None, mod=("proxy", "async"), unit=Unit.CONTROL, comment="TMA writes visible (mbarrier wait)")
-    b.emit("bar", None, Imm(0, "u32"), mod=("sync",), unit=Unit.CONTROL, comment="tiles are in shared memory")
+        b.emit("fence", None, mod=("proxy", "async"), pipe=Pipe.CONTROL, comment="TMA writes visible (mbarrier wait)")
+    b.emit("bar", None, Imm(0, "u32"), mod=("sync",), pipe=Pipe.CONTROL, comment="tiles are in shared memory")
     warps = threads // 32
     if plan.tensor_path and arch == "Hopper":
         groups = max(1, warps // 4 - 1)  # one producer warpgroup (TMA), the rest consumers
@@ -151,12 +151,12 @@ def _contraction(L: _Lower, chip) -> KernelIR:
         isc = b.op("setp", "u32", wg, Imm(0, "u32"), mod=("ne",), dst_type="pred")
         b.emit("mma", None, Imm(a_off, "u32"), Imm(b_off, "u32"), Imm(acc_off, "u32"),
                mod=("mma_async", "sync", "aligned", f"m{rows}n{tn}k{tk}"), type=f"f32.{in_t}.{in_t}", guard=isc,
-               unit=Unit.TENSOR, tm=tm, tn=tn, tk=tk, rows=rows, group=4, shift_groups=1, a=a_off, b=b_off,
+               pipe=Pipe.TENSOR, tm=tm, tn=tn, tk=tk, rows=rows, group=4, shift_groups=1, a=a_off, b=b_off,
                acc=acc_off, dtype=in_t,
                comment=f"wgmma: each consumer warpgroup, {rows} rows ({math.ceil(rows / sm_) * math.ceil(tk / sk_)} "
                        f"x m{sm_}n{sn_}k{sk_})")
         ins = b.code[-1]
-        b.code[-1] = type(ins)("wgmma", None, ins.srcs, ins.type, ins.mod, ins.guard, False, Unit.TENSOR,
+        b.code[-1] = type(ins)("wgmma", None, ins.srcs, ins.type, ins.mod, ins.guard, False, Pipe.TENSOR,
                                dict(ins.attrs), ins.comment)
     else:
         rows = -(-tm // warps)
@@ -166,14 +166,14 @@ def _contraction(L: _Lower, chip) -> KernelIR:
         mod = ("sync", "aligned", f"m{sm_}n{sn_}k{sk_}", "row", "col") if plan.tensor_path else ("tile",)
         b.emit(name, None, Imm(a_off, "u32"), Imm(b_off, "u32"), Imm(acc_off, "u32"), mod=mod,
                type=f"f32.{in_t}.{in_t}.f32" if plan.tensor_path else "f32",
-               unit=Unit.TENSOR if plan.tensor_path else Unit.ALU, tm=tm, tn=tn, tk=tk, rows=rows, group=1,
+               pipe=Pipe.TENSOR if plan.tensor_path else Pipe.ALU, tm=tm, tn=tn, tk=tk, rows=rows, group=1,
                a=a_off, b=b_off, acc=acc_off, dtype=in_t,
                comment=(f"each warp: its {rows} rows = {count} x mma.sync" if plan.tensor_path else
                         f"each warp: its {rows} rows as FFMA on the fp32 lanes ({count} per K step)"))
-    b.emit("bar", None, Imm(0, "u32"), mod=("sync",), unit=Unit.CONTROL, comment="tiles can be overwritten")
+    b.emit("bar", None, Imm(0, "u32"), mod=("sync",), pipe=Pipe.CONTROL, comment="tiles can be overwritten")
     L.pop()
     b.emit("add", kk, kk, Imm(tk, "u32"), type="u32")
-    b.emit("bra", None, Label(top), mod=("uni",), unit=Unit.CONTROL)
+    b.emit("bra", None, Label(top), mod=("uni",), pipe=Pipe.CONTROL)
     b.label(end)
     # epilogue: every output element of this tile
     dshape = dot.out.aval.shape
@@ -186,7 +186,7 @@ def _contraction(L: _Lower, chip) -> KernelIR:
         ok2 = b.op("setp", "u32", gj, Imm(N, "u32"), mod=("lt",), dst_type="pred")
         nok = b.op("not", "pred", b.op("and", "pred", ok1, ok2))
         skip = b.fresh_label("EDGE")
-        b.emit("bra", None, Label(skip), guard=nok, unit=Unit.CONTROL, comment="outside C")
+        b.emit("bra", None, Label(skip), guard=nok, pipe=Pipe.CONTROL, comment="outside C")
         L.push()
         dcoord = L.unravel(bb, bshape) + L.unravel(gi, mshape) + L.unravel(gj, nshape)
         for j, o in enumerate(k.outputs):
@@ -195,7 +195,7 @@ def _contraction(L: _Lower, chip) -> KernelIR:
         L.pop()
         b.label(skip)
     _strided(L, tm * tn, epi, "epilogue: C tile -> global memory")
-    b.emit("exit", unit=Unit.CONTROL)
+    b.emit("exit", pipe=Pipe.CONTROL)
     # the launch declares what a real kernel holds: double-buffered A and B tiles of the input dtype
     # (labsim's layout above is larger: 16-bit tiles held as fp32 and the accumulators in shared memory)
     declared = (tm * tk + tk * tn) * lhs.aval.itemsize * 2

@@ -4,7 +4,7 @@ from __future__ import annotations
 from ...core import ops
 from ...core.ir import Var
 from ...core.ops import Op, OpKind
-from ..isa import Imm, KernelIR, Label, Unit
+from ..isa import Imm, KernelIR, Label, Pipe
 from .builder import _build, _global_index
 from .values import _Lower
 
@@ -24,13 +24,13 @@ def _loop(L: _Lower) -> KernelIR:
         L.param_base(len(k.inputs) + j)
     i = _global_index(L, threads)
     p = b.op("setp", "u32", i, Imm(n, "u32"), mod=("ge",), dst_type="pred")
-    b.emit("bra", None, Label("DONE"), guard=p, unit=Unit.CONTROL, comment="threads past the end do nothing")
+    b.emit("bra", None, Label("DONE"), guard=p, pipe=Pipe.CONTROL, comment="threads past the end do nothing")
     for j, (o, size) in enumerate(zip(outs, sizes)):
         skip = None
         if size < n:
             skip = b.fresh_label("SKIP")
             q = b.op("setp", "u32", i, Imm(size, "u32"), mod=("ge",), dst_type="pred")
-            b.emit("bra", None, Label(skip), guard=q, unit=Unit.CONTROL)
+            b.emit("bra", None, Label(skip), guard=q, pipe=Pipe.CONTROL)
             L.push()
         coords = L.unravel(i, o.aval.shape)
         # loads first: every input read at this thread's own element (reached from the output through
@@ -43,7 +43,7 @@ def _loop(L: _Lower) -> KernelIR:
             L.pop()
             b.label(skip)
     b.label("DONE")
-    b.emit("exit", unit=Unit.CONTROL)
+    b.emit("exit", pipe=Pipe.CONTROL)
     return _build(L, grid, threads, 0, "one thread per output element")
 
 

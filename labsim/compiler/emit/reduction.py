@@ -6,7 +6,7 @@ import math
 from ...core import ops
 from ...core.ir import Var
 from ...core.ops import OpKind
-from ..isa import Imm, KernelIR, Label, Special, Unit, ptx_type, reg_dtype
+from ..isa import Imm, KernelIR, Label, Special, Pipe, ptx_type, reg_dtype
 from .builder import _build
 from .loop import _loop
 from .values import _Lower
@@ -60,7 +60,7 @@ def _reduction(L: _Lower) -> KernelIR:
             lead = L.unravel(row, shape)
             skip = b.fresh_label("ONE")
             p = b.op("setp", "u32", Special.TID, Imm(0, "u32"), mod=("ne",), dst_type="pred")
-            b.emit("bra", None, Label(skip), guard=p, unit=Unit.CONTROL, comment="thread 0 writes the row's result")
+            b.emit("bra", None, Label(skip), guard=p, pipe=Pipe.CONTROL, comment="thread 0 writes the row's result")
             L.push()
             L.store(j, o, lead)
             L.pop()
@@ -78,7 +78,7 @@ def _reduction(L: _Lower) -> KernelIR:
             top, end = b.fresh_label("OUT"), b.fresh_label("OUT_END")
             b.label(top)
             p = b.op("setp", "u32", jr, Imm(math.prod(rshape), "u32"), mod=("ge",), dst_type="pred")
-            b.emit("bra", None, Label(end), guard=p, unit=Unit.CONTROL)
+            b.emit("bra", None, Label(end), guard=p, pipe=Pipe.CONTROL)
             L.push()
             full = [None] * len(shape)
             for a_, c_ in zip(axes, L.unravel(jr, rshape)):
@@ -88,7 +88,7 @@ def _reduction(L: _Lower) -> KernelIR:
             L.store(j, o, tuple(full))
             L.pop()
             b.emit("add", jr, jr, Special.NTID, type="u32")
-            b.emit("bra", None, Label(top), mod=("uni",), unit=Unit.CONTROL)
+            b.emit("bra", None, Label(top), mod=("uni",), pipe=Pipe.CONTROL)
             b.label(end)
         elif split is not None:
             chunk = size // n_out
@@ -98,12 +98,12 @@ def _reduction(L: _Lower) -> KernelIR:
             top, end = b.fresh_label("OUT"), b.fresh_label("OUT_END")
             b.label(top)
             p = b.op("setp", "u32", jr, Imm(chunk, "u32"), mod=("ge",), dst_type="pred")
-            b.emit("bra", None, Label(end), guard=p, unit=Unit.CONTROL)
+            b.emit("bra", None, Label(end), guard=p, pipe=Pipe.CONTROL)
             L.push()
             L.store(j, o, lead + L.unravel(jr, shape[split:]))
             L.pop()
             b.emit("add", jr, jr, Special.NTID, type="u32")
-            b.emit("bra", None, Label(top), mod=("uni",), unit=Unit.CONTROL)
+            b.emit("bra", None, Label(top), mod=("uni",), pipe=Pipe.CONTROL)
             b.label(end)
         else:  # no row structure: the blocks share the output element by element
             e = b.op("mad", "u32", Special.CTAID, Special.NTID, Special.TID, mod=("lo",))
@@ -111,13 +111,13 @@ def _reduction(L: _Lower) -> KernelIR:
             top, end = b.fresh_label("ALL"), b.fresh_label("ALL_END")
             b.label(top)
             p = b.op("setp", "u32", e, Imm(size, "u32"), mod=("ge",), dst_type="pred")
-            b.emit("bra", None, Label(end), guard=p, unit=Unit.CONTROL)
+            b.emit("bra", None, Label(end), guard=p, pipe=Pipe.CONTROL)
             L.push()
             L.store(j, o, L.unravel(e, shape))
             L.pop()
             b.emit("add", e, e, step, type="u32")
-            b.emit("bra", None, Label(top), mod=("uni",), unit=Unit.CONTROL)
+            b.emit("bra", None, Label(top), mod=("uni",), pipe=Pipe.CONTROL)
             b.label(end)
-    b.emit("exit", unit=Unit.CONTROL)
+    b.emit("exit", pipe=Pipe.CONTROL)
     return _build(L, n_out, threads, 32 * 8 if any(reg_dtype(ptx_type(r.out.aval.dtype)).itemsize == 8 for r in reds)
                   else 32 * 4, f"one block per row ({n_out}), {per} elements each")

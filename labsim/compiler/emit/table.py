@@ -7,7 +7,7 @@ import numpy as np
 
 from ...core import alu, ops
 from ...core.ops import Op
-from ..isa import Unit, ptx_type, reg_dtype
+from ..isa import Pipe, ptx_type, reg_dtype
 
 _COMBINE = {Op.REDUCE_SUM: "add", Op.REDUCE_MAX: "max", Op.REDUCE_MIN: "min"}
 _COMBINE_OP = {o: c for o, (c, _) in alu.REDUCE.items()}
@@ -26,7 +26,7 @@ _PTX_NOTE = {
 def _rule(op: Op) -> tuple:
     """(mnemonic, modifiers, unit, note) of ``op``'s instruction, from the op table's ``ptx`` column."""
     name, *mod = ops.get(op).ptx.split(".")
-    return name, tuple(mod), Unit.SFU if op in ops.TRANSCENDENTAL else Unit.ALU, _PTX_NOTE.get(op, "")
+    return name, tuple(mod), Pipe.SFU if op in ops.TRANSCENDENTAL else Pipe.ALU, _PTX_NOTE.get(op, "")
 
 
 LOWERING: dict[Op, tuple] = {op: _rule(op) for op in (

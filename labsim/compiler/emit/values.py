@@ -10,7 +10,7 @@ import numpy as np
 from ...core import ops
 from ...core.ir import Literal, Node
 from ...core.ops import Op, OpKind
-from ..isa import Imm, Label, Reg, Special, Unit, ptx_type, reg_dtype
+from ..isa import Imm, Label, Reg, Special, Pipe, ptx_type, reg_dtype
 from .builder import _Base
 from .table import _COMBINE, _COMBINE_OP, LOWERING, LoweringError, _identity
 
@@ -120,12 +120,12 @@ class _Lower(_Base):
         other, join = b.fresh_label("ELSE"), b.fresh_label("JOIN")
         if isinstance(p, Imm):
             p = b.op("mov", "pred", p)
-        b.emit("bra", None, Label(other), guard=p, neg=True, unit=Unit.CONTROL, comment="where: lanes with p false jump")
+        b.emit("bra", None, Label(other), guard=p, neg=True, pipe=Pipe.CONTROL, comment="where: lanes with p false jump")
         self.push()
         x = self.convert(self.value(xv, sub(xv)), ptx_type(xv.aval.dtype), t)
         b.emit("mov", r, x, type=t, comment="the 'true' path")
         self.pop()
-        b.emit("bra", None, Label(join), mod=("uni",), unit=Unit.CONTROL)
+        b.emit("bra", None, Label(join), mod=("uni",), pipe=Pipe.CONTROL)
         b.label(other)
         self.push()
         y = self.convert(self.value(yv, sub(yv)), ptx_type(yv.aval.dtype), t)
@@ -197,7 +197,7 @@ class _Lower(_Base):
         name, mod, unit, note = rule
         if op == Op.DIVIDE and not out_t.startswith(("f", "bf")):
             mod = ()  # integer division: the IR's floor division (see the ALU table)
-        return b.op(name, out_t, *args, mod=mod, unit=unit, comment=note, alu=op)
+        return b.op(name, out_t, *args, mod=mod, pipe=unit, comment=note, alu=op)
 
 
     # --- reductions
@@ -221,7 +221,7 @@ class _Lower(_Base):
             b.emit("mov", j, Imm(0, "u32"), type="u32", comment="this thread walks the whole row")
         b.label(top)
         p = b.op("setp", "u32", j, Imm(per, "u32"), mod=("ge",), dst_type="pred")
-        b.emit("bra", None, Label(end), guard=p, unit=Unit.CONTROL)
+        b.emit("bra", None, Label(end), guard=p, pipe=Pipe.CONTROL)
         self.push()
         jc = self.unravel(j, rshape)
         full = [None] * x.aval.ndim
@@ -233,14 +233,14 @@ class _Lower(_Base):
         self.pop()
         b.emit(comb, acc, acc, v, type=t, alu=_COMBINE_OP[n.op])
         b.emit("add", j, j, Special.NTID if cooperative else Imm(1, "u32"), type="u32")
-        b.emit("bra", None, Label(top), mod=("uni",), unit=Unit.CONTROL)
+        b.emit("bra", None, Label(top), mod=("uni",), pipe=Pipe.CONTROL)
         b.label(end)
         if not cooperative:
             return acc
         nw = self.k_block // 32
         for off in (16, 8, 4, 2, 1):
             o = b.op("shfl", "b32" if t in ("f32", "s32", "u32") else t, acc, Imm(off, "u32"),
-                     mod=("sync", "bfly"), unit=Unit.SHARED, dst_type=t,
+                     mod=("sync", "bfly"), pipe=Pipe.SHARED, dst_type=t,
                      comment="combine with lane ^ %d" % off if off == 16 else "")
             b.emit(comb, acc, acc, o, type=t, alu=_COMBINE_OP[n.op])
         lane = self.lane()
@@ -248,20 +248,20 @@ class _Lower(_Base):
         isz = reg_dtype(t).itemsize
         slot = self.iop("mul", warp, Imm(isz, "u32"))
         p0 = b.op("setp", "u32", lane, Imm(0, "u32"), mod=("eq",), dst_type="pred")
-        b.emit("st", None, slot, acc, type=t, mod=("shared",), guard=p0, unit=Unit.SHARED,
+        b.emit("st", None, slot, acc, type=t, mod=("shared",), guard=p0, pipe=Pipe.SHARED,
                comment="lane 0: this warp's partial")
-        b.emit("bar", None, Imm(0, "u32"), mod=("sync",), unit=Unit.CONTROL)
+        b.emit("bar", None, Imm(0, "u32"), mod=("sync",), pipe=Pipe.CONTROL)
         pl = b.op("setp", "u32", lane, Imm(nw, "u32"), mod=("lt",), dst_type="pred")
         laddr = self.iop("mul", lane, Imm(isz, "u32"))
         part = b.reg(t)
         b.emit("mov", part, Imm(_identity(n.op, n.out.aval.dtype), t), type=t)
-        b.emit("ld", part, laddr, type=t, mod=("shared",), guard=pl, unit=Unit.SHARED,
+        b.emit("ld", part, laddr, type=t, mod=("shared",), guard=pl, pipe=Pipe.SHARED,
                comment=f"every warp reads the {nw} partials")
-        b.emit("bar", None, Imm(0, "u32"), mod=("sync",), unit=Unit.CONTROL,
+        b.emit("bar", None, Imm(0, "u32"), mod=("sync",), pipe=Pipe.CONTROL,
                comment="shared memory free for the next reduction")
         for off in (16, 8, 4, 2, 1):
             o = b.op("shfl", "b32" if t in ("f32", "s32", "u32") else t, part, Imm(off, "u32"),
-                     mod=("sync", "bfly"), unit=Unit.SHARED, dst_type=t)
+                     mod=("sync", "bfly"), pipe=Pipe.SHARED, dst_type=t)
             b.emit(comb, part, part, o, type=t, alu=_COMBINE_OP[n.op])
         self.uniform.add(part.name)
         return part
@@ -278,7 +278,7 @@ class _Lower(_Base):
         col = self.iop("sub", nn, c["n0"])
         e = self.iop("mad", r, Imm(c["tn"], "u32"), col)
         addr = self.iop("mad", e, Imm(4, "u32"), Imm(c["acc"], "u32"))
-        v = self.b.op("ld", "f32", addr, mod=("shared",), unit=Unit.SHARED, comment="the accumulator")
+        v = self.b.op("ld", "f32", addr, mod=("shared",), pipe=Pipe.SHARED, comment="the accumulator")
         return self.convert(v, "f32", ptx_type(n.out.aval.dtype))
 
     contraction = None

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...compiler.isa import Builder, Imm, KernelIR, Param, Special, Unit
+from ...compiler.isa import Builder, Imm, KernelIR, Param, Special, Pipe
 from ...hardware import WARP_SIZE as WARP
 
 
@@ -58,17 +58,17 @@ def divergent_kernel(a: int = 4, b: int = 4, *, pattern: str = "contiguous", tak
     tid = bld.op("mov", "u32", Special.TID)
     ax = bld.op("mad", "u32", tid, Imm(4, "u32"), rx, mod=("wide",), dst_type="u64", comment="&x[tid]")
     ay = bld.op("mad", "u32", tid, Imm(4, "u32"), ry, mod=("wide",), dst_type="u64", comment="&y[tid]")
-    fx = bld.op("ld", "f32", ax, mod=("global",), unit=Unit.MEM)
+    fx = bld.op("ld", "f32", ax, mod=("global",), pipe=Pipe.MEM)
     p = bld.op("setp", "f32", fx, Imm(0.0), mod=("gt",), dst_type="pred", comment="the data-dependent condition")
     v = bld.reg("f32")
     paths = {}
     if not select:
         bld.emit("mov", v, fx, type="f32")
-        bld.emit("bra", None, _L("IF"), guard=p, unit=Unit.CONTROL, comment="lanes with x > 0 jump")
+        bld.emit("bra", None, _L("IF"), guard=p, pipe=Pipe.CONTROL, comment="lanes with x > 0 jump")
         start = len(bld.code)
         for _ in range(b):
             bld.emit("mul", v, v, Imm(2.0), type="f32", comment="else path")
-        bld.emit("bra", None, _L("JOIN"), mod=("uni",), unit=Unit.CONTROL, comment="skip the if path")
+        bld.emit("bra", None, _L("JOIN"), mod=("uni",), pipe=Pipe.CONTROL, comment="skip the if path")
         paths["else"] = (start, len(bld.code))
         bld.label("IF")
         start = len(bld.code)
@@ -89,8 +89,8 @@ def divergent_kernel(a: int = 4, b: int = 4, *, pattern: str = "contiguous", tak
             bld.emit("mul", e, e, Imm(2.0), type="f32", comment="else path, on every lane")
         paths["else"] = (start, len(bld.code))
         bld.emit("selp", v, t, e, p, type="f32", comment="keep one result per lane: no branch")
-    bld.emit("st", None, ay, v, type="f32", mod=("global",), unit=Unit.MEM)
-    bld.emit("exit", unit=Unit.CONTROL)
+    bld.emit("st", None, ay, v, type="f32", mod=("global",), pipe=Pipe.MEM)
+    bld.emit("exit", pipe=Pipe.CONTROL)
     ir = bld.build("divergent" if not select else "select", [("x", "float32", n), ("y", "float32", n)], 1, 1, n,
                    header=[f"// y = x + {a} if x > 0 else x * 2**{b}  ({'select' if select else 'branch'}, "
                            f"{pattern} lanes, {taken} of 32 take the if path)",
@@ -136,14 +136,14 @@ def latency_kernel(independent: int = 4, repeats: int = 32, *, warps: int = 8) -
     tmp = [bld.reg("f32") for _ in range(max(1, independent))]
     val = bld.reg("f32")
     for r in range(repeats):
-        bld.emit("ld", val, ax, type="f32", mod=("global",), unit=Unit.MEM, comment=f"load {r}")
+        bld.emit("ld", val, ax, type="f32", mod=("global",), pipe=Pipe.MEM, comment=f"load {r}")
         for i in range(independent):
             bld.emit("add", tmp[i], one, Imm(float(i)), type="f32", comment="independent of the load")
         bld.emit("add", acc, acc, val, type="f32", comment="needs the load")
     for i in range(independent):
         bld.emit("add", acc, acc, tmp[i], type="f32")
-    bld.emit("st", None, ay, acc, type="f32", mod=("global",), unit=Unit.MEM)
-    bld.emit("exit", unit=Unit.CONTROL)
+    bld.emit("st", None, ay, acc, type="f32", mod=("global",), pipe=Pipe.MEM)
+    bld.emit("exit", pipe=Pipe.CONTROL)
     ir = bld.build("latency", [("x", "float32", n), ("y", "float32", n)], 1, 1, n,
                    header=[f"// {repeats} x (load, {independent} independent instructions, use)"]).verify()
     x = np.arange(n, dtype=np.float32)
@@ -184,10 +184,10 @@ def strided_kernel(stride: int = 1, *, offset: int = 0, dtype: str = "float32", 
     tid = bld.op("mov", "u32", Special.TID)
     j = bld.op("mad", "u32", tid, Imm(stride, "u32"), Imm(offset, "u32"), mod=("lo",), comment="element index")
     ax = bld.op("mad", "u32", j, Imm(isz, "u32"), rx, mod=("wide",), dst_type="u64", comment="its address")
-    v = bld.op("ld", t, ax, mod=("global",), unit=Unit.MEM, comment="the access being measured")
+    v = bld.op("ld", t, ax, mod=("global",), pipe=Pipe.MEM, comment="the access being measured")
     ay = bld.op("mad", "u32", tid, Imm(isz, "u32"), ry, mod=("wide",), dst_type="u64")
-    bld.emit("st", None, ay, v, type=t, mod=("global",), unit=Unit.MEM)
-    bld.emit("exit", unit=Unit.CONTROL)
+    bld.emit("st", None, ay, v, type=t, mod=("global",), pipe=Pipe.MEM)
+    bld.emit("exit", pipe=Pipe.CONTROL)
     ir = bld.build("strided", [("x", dtype, size), ("y", dtype, threads)], 1, 1, threads,
                    header=[f"// y[i] = x[{offset} + i*{stride}]"]).verify()
     x = np.arange(size).astype(numpy_dtype(dtype))

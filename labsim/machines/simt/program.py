@@ -18,7 +18,7 @@ from ...core.dtypes import numpy_dtype
 from ...core.interpreter import coerce_args
 from ...core.ir import Literal
 from ...hardware import Chip, get as get_chip
-from ..events import Event, EventKind, Trace, UnitId, UnitKind
+from ..events import Trace
 from .machine import KernelRun, SimtError, run_ir
 
 
@@ -49,21 +49,11 @@ class ProgramRun:
         if untimed:
             raise SimtError(f"ls.simt.run(...).trace: kernel(s) {', '.join(untimed)} ran for values only; run "
                             f"with trace='auto' or trace=True to record the timing")
-        events, t0 = [], 0.0
-        hz = self.chip.sm_clock() if self.chip is not None else 0.0
-        for k in self.kernels:
-            wt = k.trace
-            events.append(Event(UnitId(0, UnitKind.STREAM), k.ir.name, t0, t0 + wt.cycles / hz, EventKind.KERNEL,
-                                detail=f"{wt.cycles:,} cycles; {k.warp_instructions:,} warp-instructions"))
-            if len(wt.issue_cycle):
-                sm_of = np.asarray(wt.warp_sm)[np.searchsorted(np.asarray(wt.warps), wt.issue_warp)] \
-                    if wt.warps is not None else np.asarray(wt.warp_sm)[wt.issue_warp]
-                for sm in np.unique(sm_of):
-                    cyc = wt.issue_cycle[sm_of == sm]
-                    events.append(Event(UnitId(0, UnitKind.SM, int(sm)), k.ir.name, t0 + float(cyc.min()) / hz,
-                                        t0 + float(cyc.max() + 1) / hz, EventKind.COMPUTE,
-                                        detail=f"{len(cyc):,} warp-instructions issued"))
-            t0 += wt.cycles / hz
+        parts, t0 = [], 0.0
+        for k in self.kernels:  # each kernel's own trace (its WarpTrace), after the one before
+            parts.append(k.trace.shifted(t0))
+            t0 += k.trace.cycles / k.trace.clock_hz
+        events = [e for p in parts for e in p.events]
         return Trace(events, chip_names=(self.chip.name,) if self.chip is not None else ())
 
 

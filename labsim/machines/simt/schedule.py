@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...compiler.isa import Instr, KernelIR, Unit
+from ...compiler.isa import Instr, KernelIR, Pipe
 from ...hardware import WARP_SIZE as WARP, Chip
 from .results import SimtError, Stall, Timing, WarpTrace
 
@@ -26,19 +26,19 @@ class _SMState:
 def _latency_and_busy(ins: Instr, chip: Chip, timing: Timing) -> tuple[int, int, str]:
     sm = chip.sm
     per_part = lambda lanes: max(1, -(-WARP // max(1, lanes // sm.sub_partitions)))
-    u = ins.unit
-    if u is Unit.SFU:
+    u = ins.pipe
+    if u is Pipe.SFU:
         return timing.sfu, per_part(sm.sfu_lanes), "sfu"
-    if u is Unit.MEM:
+    if u is Pipe.MEM:
         return timing.memory, 1, "mem"
-    if u is Unit.SHARED:
+    if u is Pipe.SHARED:
         return timing.shared, 1, "shared"
-    if u is Unit.TENSOR:
+    if u is Pipe.TENSOR:
         flops = 2 * ins.attrs.get("rows", 16) * ins.attrs.get("tn", 8) * ins.attrs.get("tk", 16)
         per_clock = timing.tensor_flops
         busy = max(1, int(np.ceil(flops / per_clock)))
         return busy + timing.alu, busy, "tensor"
-    if u is Unit.CONTROL:
+    if u is Pipe.CONTROL:
         return timing.branch, 1, "control"
     if ins.op in ("ld",) and "param" in ins.mod:
         return timing.alu, 1, "alu"
@@ -216,10 +216,12 @@ def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n
         n_issued = len(ic)
     state = np.array(states, np.uint8).reshape(cycle, len(traced)) if states else np.zeros((0, len(traced)), np.uint8)
     return WarpTrace(
-        cycles=cycle, schedulers=schedulers, code=[i.text() for i in code], units=[i.unit.value for i in code],
+        cycles=cycle, schedulers=schedulers, code=[i.text() for i in code], pipes=[i.pipe.value for i in code],
         issue_cycle=np.array(ic, np.int64), issue_warp=np.array(iw, np.int64), issue_pc=np.array(ip, np.int64),
         issue_mask=np.array(im, np.uint32), state=state, warp_sm=warp_sm[traced],
-        warp_block=traced // nw, warp_scheduler=warp_sched[traced], sms=tuple(sms), policy=policy, warps=traced)
+        warp_block=traced // nw, warp_scheduler=warp_sched[traced], sms=tuple(sms), policy=policy, warps=traced,
+        clock_hz=chip.sm_clock(), name=ir.name, chip_names=(chip.name,),
+        warp_instructions=int(sum(len(p) for p, _ in seqs)))
 
 
 # ----------------------------------------------------------------------------------------------
