@@ -64,6 +64,16 @@ def _slice(x, *, start_indices, limit_indices, strides=None, **_):
     return x[tuple(slice(a, b, s) for a, b, s in zip(start_indices, limit_indices, strides))]
 
 
+def _split(x, *, sizes, axis, **_):
+    out, at = [], 0
+    for n in sizes:
+        idx = [slice(None)] * x.ndim
+        idx[axis] = slice(at, at + int(n))
+        out.append(x[tuple(idx)])
+        at += int(n)
+    return out
+
+
 def _integer_pow(x, *, y, **_):
     if y == 0:
         return lnp.ones_like(x)
@@ -108,6 +118,9 @@ RULES = {
     "exp": _ew(lnp.exp), "log": _ew(lnp.log), "tanh": _ew(lnp.tanh), "logistic": _ew(lnn.sigmoid), "erf": _ew(lnp.erf),
     "rsqrt": _ew(lnp.rsqrt), "sqrt": _ew(lnp.sqrt), "floor": _ew(lnp.floor), "pow": _ew(lnp.power), "square": _ew(lnp.square),
     "integer_pow": _integer_pow,
+    # no op of their own in labsim: computed as written (less accurate than JAX where 1 - erf(x) or 1 + x rounds)
+    "erfc": _ew(lambda x: 1.0 - lnp.erf(x)), "log1p": _ew(lambda x: lnp.log(1.0 + x)),
+    "expm1": _ew(lambda x: lnp.exp(x) - 1.0),
     "eq": _ew(lnp.equal), "ne": _ew(lnp.not_equal), "lt": _ew(lnp.less), "le": _ew(lnp.less_equal), "gt": _ew(lnp.greater),
     "ge": _ew(lnp.greater_equal), "select_n": _ew(_select_n),
     "convert_element_type": lambda x, *, new_dtype, **_: lnp.astype(x, dtype_name(new_dtype, FN, "convert_element_type")),
@@ -119,14 +132,14 @@ RULES = {
     "expand_dims": lambda x, *, dimensions, **_: lnp.reshape(
         x, tuple(np.expand_dims(np.empty(x.shape, np.int8), tuple(dimensions)).shape)),
     "iota": _iota, "concatenate": lambda *xs, dimension, **_: lnp.concatenate(xs, axis=dimension),
-    "slice": _slice, "dot_general": _dot_general,
+    "slice": _slice, "split": _split, "dot_general": _dot_general,
     "copy": _ew(lambda x: x), "copy_p": _ew(lambda x: x), "stop_gradient": _ew(lambda x: x),
     "optimization_barrier": _ew(lambda *xs: xs),
 }
 #: primitives that call another jaxpr: inlined (params key holding the jaxpr)
 CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr",
          "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr", "custom_vjp_call_jaxpr": "fun_jaxpr",
-         "remat": "jaxpr", "checkpoint": "jaxpr"}
+         "remat": "jaxpr", "remat2": "jaxpr", "checkpoint": "jaxpr"}
 REFUSED = {
     "while": "a while loop has a trip count that JAX decides at run time; labsim's graphs are static. "
              "Unroll it in Python (a for loop over a fixed count), or use lax.fori_loop with static bounds "
