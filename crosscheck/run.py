@@ -11,7 +11,8 @@
    SRAM accesses (os ofmap writes: SCALE-Sim adds folds·(R+C), see labsim/machines/systolic.py). Where
    .venv-peers exists (make crosscheck creates it), SCALE-Sim itself runs on fresh random configurations and
    on the side-by-side speed table (labsim's cycle-level simulation against SCALE-Sim, same configurations).
-4. The GPU calibration script (benchmarks/calibrate_gpu.py) runs its small CPU plan and writes a valid file.
+4. The importers (ls.from_torch, ls.from_jax) on the appendix's GPT-2-style block, against PyTorch.
+5. The GPU calibration script (benchmarks/calibrate_gpu.py) runs its small CPU plan and writes a valid file.
 Exit status 1 on any unexplained difference.
 """
 from __future__ import annotations
@@ -237,6 +238,47 @@ def scalesim_speed() -> None:
           "cycles and accesses only. Timing is informative; only the counts are checked.\n")
 
 
+def importers_live() -> None:
+    """ls.from_torch and ls.from_jax on the GPT-2-style block of book/bring_your_own.md: the imported graphs
+    compute what PyTorch and JAX compute, and what the page's labsim.numpy twin computes; their compiled
+    kernels and FLOPs are printed side by side."""
+    import numpy as np
+
+    import labsim as ls
+    from labsim.importers import examples
+
+    try:
+        import jax  # noqa: F401
+        import torch
+    except ImportError as e:
+        check(False, f"importers: {e} (make crosscheck installs JAX and PyTorch)")
+        return
+    print("## Importers: the GPT-2-style block of 'Bring your own model'\n")
+    params = examples.random_params()
+    x = np.random.default_rng(1).standard_normal((examples.BATCH, examples.SEQ, examples.D_MODEL)).astype(np.float32)
+    block = examples.gpt2_block_torch(params)
+    want = block(torch.from_numpy(x)).detach().numpy()
+    graphs = {
+        "labsim.numpy": (ls.trace(examples.gpt2_block_lnp, {k: ls.ShapeDtype(v.shape) for k, v in params.items()},
+                                  ls.ShapeDtype(x.shape)), (params, x)),
+        "ls.from_torch": (ls.from_torch(block, torch.from_numpy(x)), ls.torch_arguments(block, torch.from_numpy(x))),
+        "ls.from_jax": (ls.from_jax(examples.gpt2_block_jax, params, x), (params, x)),
+    }
+    rows = []
+    for name, (g, args) in graphs.items():
+        got = np.asarray(ls.evaluate(g, *args))
+        err = float(np.max(np.abs(got - want)) / max(1.0, float(np.max(np.abs(want)))))
+        prog = ls.compile(g)
+        cost = ls.estimate(prog, "H100 SXM")
+        rows.append({"graph": name, "nodes": len(g.nodes), "kernels": len(prog.kernels), "FLOPs": cost.flops,
+                     "bytes (H100)": cost.bytes, "max rel. error vs PyTorch": err})
+        check(err < 1e-5, f"importers: {name} differs from PyTorch by {err:.2e} (relative)")
+    jax_err = float(np.max(np.abs(np.asarray(examples.gpt2_block_jax(params, x)) - want)))
+    check(jax_err < 1e-4, f"importers: the JAX and PyTorch blocks disagree by {jax_err:.2e}")
+    print(markdown_table(rows))
+    print()
+
+
 def calibration_smoke() -> None:
     """The GPU calibration script (benchmarks/calibrate_gpu.py) on its small CPU plan: PyTorch is here, a GPU
     is not, so this checks the script's plumbing and its file format, not the numbers (the accuracy appendix
@@ -274,6 +316,7 @@ if __name__ == "__main__":
     scalesim_stored()
     scalesim_live()
     scalesim_speed()
+    importers_live()
     calibration_smoke()
     for f in failures:
         print("FAILED:", f)

@@ -59,6 +59,7 @@ from .machines.program_cost import ProgramCost, estimate
 from .machines.runtime import RunResult, simulate
 from .models import counting, llm, serving
 from .peers import parity
+from .importers import ImportUnsupportedError, MissingPackageError, from_jax, from_torch, torch_arguments
 from .support.tables import Table
 
 # The short names the book and its readers use (``import labsim.numpy as lnp``, ``ls.passes``, ...)
@@ -92,3 +93,4 @@ from .compiler.codegen import tile_plan  # noqa: E402
 from .compiler.fusion import ROW_LIMIT  # noqa: E402
 from .peers import calibration, measured  # noqa: E402
 __all__ += ["tile_plan", "ROW_LIMIT", "calibration", "measured"]
+__all__ += ["from_jax", "from_torch", "torch_arguments", "ImportUnsupportedError", "MissingPackageError"]

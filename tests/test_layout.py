@@ -27,6 +27,8 @@ ALLOWED = {
     "models": {"support", "core", "hardware", "frontend", "compiler", "machines", "models"},
     "peers": {"support", "core", "hardware", "frontend", "compiler", "machines", "models", "peers"},
     "viz": {"support", "core", "hardware", "frontend", "compiler", "machines", "models", "peers", "viz"},
+    # the reader's JAX or PyTorch program as a Graph: tracing and labsim.numpy only (JAX/PyTorch inside functions)
+    "importers": {"support", "core", "frontend", "importers"},
 }
 
 
