@@ -11,9 +11,7 @@ def model(fn: str, cfg):
     from . import llm
     try:
         return llm.get(cfg)
-    except LabsimError:
-        raise
-    except TypeError as e:
+    except TypeError as e:  # not a name nor a config (llm.get's ArgumentTypeError): say which call
         raise ArgumentTypeError(f"{fn}: cfg: {e}") from None
 
 
