@@ -276,6 +276,6 @@ def test_fsdp_peak_is_a_closed_form():
 
 
 def test_step_time_prices_an_oversized_model_only_when_asked():
-    s = S.step_time("LLaMA-3-70B", H100, batch=1, check_memory=False)
+    s = S.step_time("LLaMA-3-70B", H100, batch=1, check=False)
     assert s.time > 0 and s.bytes >= llm.weight_bytes("LLaMA-3-70B")
     assert S.step_time("LLaMA-3-70B", "B200", batch=1).time > 0  # 180 GB of HBM hold 141 GB of weights

@@ -33,11 +33,11 @@ def matrix_dtype(fn: str, c, dtype) -> str:
     return dtype
 
 
-def context(fn: str, cfg, positions: int, what: str = "the context") -> int:
+def context(fn: str, cfg, positions: int, what: str = "the context", hint: str = "") -> int:
     """Refuse ``positions`` beyond the model's maximum context (``max_seq``)."""
     if positions > cfg.max_seq:
         raise ArgumentError(f"{fn}: {what} is {positions:,} tokens, beyond {cfg.name}'s maximum context of "
-                            f"{cfg.max_seq:,} tokens (max_seq)")
+                            f"{cfg.max_seq:,} tokens (max_seq){hint}")
     return positions
 
 

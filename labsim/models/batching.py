@@ -66,11 +66,11 @@ def poisson_requests(n: int, rate: float, *, seed: int = 0, prompt=(64, 512), ou
     return [TimedRequest(i, float(t[i]), int(p[i]), int(o[i])) for i in range(n)]
 
 
-def step_cost(cfg, chip, dtype="bfloat16", check_memory: bool = True):
+def step_cost(cfg, chip, dtype="bfloat16", check: bool = True):
     """A fast ``cost(seqs)`` equal to ``serving.batch_step_time(cfg, chip, seqs).time``: the same
     closed form with the per-model constants computed once (the simulation calls it every step).
-    Refused as there: weights that do not fit in the chip's HBM (``check_memory``), and a sequence whose
-    context is beyond the model's ``max_seq``. The KV caches of a batch are not checked (the batching
+    Refused as there, unless ``check=False``: weights that do not fit in the chip's HBM, and a sequence
+    whose context is beyond the model's ``max_seq``. The KV caches of a batch are not checked (the batching
     simulation has no memory limit; see the KV allocators)."""
     from . import llm
 
@@ -79,9 +79,9 @@ def step_cost(cfg, chip, dtype="bfloat16", check_memory: bool = True):
     cfg, chip = _checks.model("step_cost", cfg), _checks.chip("step_cost", chip)
     if not isinstance(dtype, str) or dtype not in chip.matrix_flops:
         raise ArgumentError(f"step_cost: {chip.name} has no matrix rate for {dtype}; it has {list(chip.matrix_flops)}")
-    if check_memory:
+    if check:
         _checks.memory("step_cost", cfg, chip, llm.weight_bytes(cfg, dtype), 0.0,
-                       hint=" (check_memory=False prices the steps anyway)")
+                       hint=" (check=False prices the steps anyway)")
     mm2 = 2 * llm.matmul_params(cfg)
     att = 4 * cfg.n_layers * cfg.n_heads * cfg.head_dim
     kvb = llm.kv_cache_bytes_per_token(cfg, dtype)
@@ -91,7 +91,7 @@ def step_cost(cfg, chip, dtype="bfloat16", check_memory: bool = True):
 
     def cost(seqs) -> float:
         a = np.asarray(_checks.pairs("step_cost", "seqs", seqs), dtype=np.float64).reshape(-1, 2)
-        if (a.sum(axis=1) > cfg.max_seq).any():
+        if check and (a.sum(axis=1) > cfg.max_seq).any():
             _checks.context("step_cost", cfg, int(a.sum(axis=1).max()), "the longest sequence's kv_len + new_tokens")
         t, seen = a[:, 0], np.minimum(a[:, 0] + a[:, 1], win)
         tokens = int(t.sum())
