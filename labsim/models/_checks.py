@@ -68,3 +68,21 @@ def memory(fn: str, cfg, c, weights: float, kv: float, *, hint: str = "") -> Non
             f"{(need - cap) / 2**30:,.1f} GiB too many. Split the model over at least {chips} chips (tensor "
             f"parallelism), use a smaller batch, context or dtype{hint}",
             report={"weights": weights, "kv_cache": kv, "capacity": cap, "chips_needed": chips})
+
+
+def pos(v, name: str, where: str) -> int:
+    return count(where, name, v, minimum=1)
+
+
+def span(fn: str, arg: str, r, lo: int) -> tuple[int, int]:
+    """An inclusive range (lo, hi) of whole numbers with ``lo`` <= lo <= hi."""
+    if isinstance(r, (str, bytes)) or not hasattr(r, "__len__") or len(r) != 2:
+        raise ArgumentError(f"{fn}: {arg} must be a range (lo, hi) of whole numbers, got {r!r}")
+    a, b = count(fn, f"{arg}[0]", r[0], minimum=lo), count(fn, f"{arg}[1]", r[1], minimum=lo)
+    if a > b:
+        raise ArgumentError(f"{fn}: {arg} must run from low to high, got {r!r}")
+    return a, b
+
+
+def seed(fn: str, seed) -> int:
+    return count(fn, "seed", seed, minimum=0)
