@@ -267,6 +267,8 @@ def all_reduce(arrays, link="H100 SXM", topology: Topology | str = "ring", axis:
         return run_.result([total.copy() for _ in arrs])
     arrs = _check_shards(arrays, "arrays", "all_reduce")
     _same_shape(arrs, "all_reduce")
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise CollectiveError(f"all_reduce: axis must be an integer, got {type(axis).__name__} {axis!r}")
     n, shape = len(arrs), arrs[0].shape
     pad = 0
     if arrs[0].ndim == 0 or shape[_axis(arrs[0], axis, "all_reduce")] % n:
