@@ -277,6 +277,7 @@ def node_time(op: Collective | str, nbytes: float, n: int, node: str = "DGX H100
     if not isinstance(node, str) or node not in NODES:
         raise CollectiveError(f"unknown node {node!r}; labsim knows {', '.join(NODES)}")
     sysm = NODES[node]
+    _count(n, fn="node_time"), _real("node_time", "nbytes", nbytes), _latency("node_time", latency)
     return hierarchical_time(op, nbytes, n, sysm.preset.chip_link, sysm.scale_out, sysm.size, latency, nvls)
 
 

@@ -176,8 +176,10 @@ def fsdp_memory(params: int, layers: int, devices: int, bytes_per_param: float =
     """Total bytes on one device at each of the ``2·layers`` steps of :func:`fsdp_timeline` (forward, then
     backward from the last layer). With ``prefetch`` the forward holds the shard and two full layers; the
     backward adds the running layer's gradient buffer."""
-    return [r["total"] for r in fsdp_timeline(params, layers, devices, bytes_per_param, activations, temporaries,
-                                              prefetch, grad_bytes_per_param)]
+    row, L = _fsdp("fsdp_memory", params, layers, devices, bytes_per_param, activations, temporaries, prefetch,
+                   grad_bytes_per_param)
+    return [row(phase, l)["total"] for phase, order in (("forward", range(L)), ("backward", range(L - 1, -1, -1)))
+            for l in order]
 
 
 def fsdp_peak(params: int, layers: int, devices: int, bytes_per_param: float = 2, activations: float = 0,
