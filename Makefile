@@ -105,11 +105,15 @@ CHAPTERS ?=
 print: $(STAMP) sysdeps
 	$(PY) book/_ext/labsim_print.py --out _build/print $(CHAPTERS)
 
-# ---- The program fuzzer, long run (make test runs a fixed budget of it; see tests/test_fuzz.py) ----
+# ---- The program fuzzer, long run (make test runs a fixed budget of it; see tests/test_fuzz.py), then the
+# machine fuzzer: MACHINE_FUZZ_EXAMPLES random calls per machine and model function (tests/test_machine_fuzz.py) ----
 FUZZ_EXAMPLES ?= 5000
+MACHINE_FUZZ_EXAMPLES ?= 300
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=fuzz LABSIM_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest tests/test_fuzz.py -q -p no:cacheprovider \
 	  --hypothesis-show-statistics
+	HYPOTHESIS_PROFILE=fuzz LABSIM_MACHINE_FUZZ_EXAMPLES=$(MACHINE_FUZZ_EXAMPLES) $(PY) -m pytest tests/test_machine_fuzz.py \
+	  -q -p no:cacheprovider -rxX --hypothesis-show-statistics
 
 # ---- Parity with the peer tools (its own target; CI runs it too) ----
 # JAX for the CPU and PyTorch 2.13.0 (CPU build) go into the same venv, once.

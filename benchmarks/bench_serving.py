@@ -7,7 +7,9 @@ Prints three tables:
 3. ``serving.flash_attention`` (the NumPy online-softmax reference) against the unfused reference, and
    tracing + compiling + estimating one decode step of a LLaMA-3-8B layer, and one whole-model
    ``serving.step_time`` (a ``StepCost``, labsim's roofline cost type);
-4. ``serving.simulate_batching`` (static vs continuous) on the chapter's stream of 200 requests.
+4. ``serving.simulate_batching`` (static vs continuous) on the chapter's stream of 200 requests;
+5. closed forms that must stay closed (issue 21): ``serving.simulate_speculative`` aggregated over 10⁸
+   rounds (was 54 s and 3 GB), ``collectives.fsdp_peak`` over 10⁷ layers (was a 2·10⁷-row timeline).
 """
 from __future__ import annotations
 
@@ -84,7 +86,25 @@ def batching() -> None:
           ["req/s", "policy", "steps", "tok/s", "mean latency s", "ms", "µs per step"], rows)
 
 
+def closed_forms() -> None:
+    import tracemalloc
+
+    rows = []
+    for what, fn in [("simulate_speculative(0.8, 4, 10**6)", lambda: serving.simulate_speculative(0.8, 4, 10**6)),
+                     ("simulate_speculative(0.8, 4, 10**8)", lambda: serving.simulate_speculative(0.8, 4, 10**8)),
+                     ("simulate_speculative(0.99, 1000, 10**8)", lambda: serving.simulate_speculative(0.99, 1000, 10**8)),
+                     ("fsdp_peak(1e9 params, 10**7 layers, 8)", lambda: ls.collectives.fsdp_peak(10**9, 10**7, 8))]:
+        t, _ = best(fn)
+        tracemalloc.start()
+        fn()
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        rows.append([what, f"{t * 1e3:.2f}", f"{peak / 2**20:.2f}"])
+    table("5. Closed forms and aggregated simulations (best of 3)", ["call", "ms", "peak MiB"], rows)
+
+
 if __name__ == "__main__":
+    closed_forms()
     widgets()
     allocators()
     kernels()

@@ -58,11 +58,11 @@ def test_equal_requests_arriving_together_are_the_same_under_both_policies():
 
 @pytest.mark.parametrize("model", ["LLaMA-3-8B", "Mistral-7B", "Mixtral-8x7B"])
 def test_step_cost_equals_batch_step_time(model):
-    cost = serving.step_cost(model, "H100 SXM")
+    cost = serving.step_cost(model, "H100 SXM", check=False)  # Mixtral's 87 GiB exceed the H100's 80; contexts to 9,600
     rng = np.random.default_rng(0)
     for _ in range(20):
         seqs = [(int(t), int(l)) for t, l in zip(rng.integers(1, 600, 5), rng.integers(0, 9000, 5))]
-        assert cost(seqs) == pytest.approx(serving.batch_step_time(model, "H100 SXM", seqs).time, rel=1e-12)
+        assert cost(seqs) == pytest.approx(serving.batch_step_time(model, "H100 SXM", seqs, check=False).time, rel=1e-12)
 
 
 def test_continuous_beats_static_on_a_loaded_stream():
@@ -75,8 +75,8 @@ def test_continuous_beats_static_on_a_loaded_stream():
 
 
 def test_moe_step_reads_more_experts_at_larger_batch():
-    one = serving.step_time("Mixtral-8x7B", "H100 SXM", batch=1, kv_len=100)
-    many = serving.step_time("Mixtral-8x7B", "H100 SXM", batch=64, kv_len=100)
+    one = serving.step_time("Mixtral-8x7B", "H200", batch=1, kv_len=100)
+    many = serving.step_time("Mixtral-8x7B", "H200", batch=64, kv_len=100)
     kv = llm.kv_cache_bytes_per_token("Mixtral-8x7B")
     assert one.bytes == pytest.approx(2 * llm.active_param_count("Mixtral-8x7B") + 101 * kv)
     assert many.bytes - 64 * 101 * kv == pytest.approx(llm.weight_bytes_read("Mixtral-8x7B", 64))

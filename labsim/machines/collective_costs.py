@@ -33,7 +33,8 @@
 """
 from __future__ import annotations
 
-from ..support.errors import LabsimError
+from ..support.errors import ArgumentError, LabsimError
+from ..support.errors import number as _number
 
 import math
 from typing import Sequence
@@ -86,7 +87,7 @@ def _topology(topology) -> Topology:
     return Topology.of(topology, "topology", CollectiveError)
 
 
-def _link(link, which: str = "chip_link") -> Link:
+def _link(link, which: str = "chip_link", fn: str = "") -> Link:
     if isinstance(link, Link):
         return link
     if isinstance(link, str):
@@ -95,13 +96,35 @@ def _link(link, which: str = "chip_link") -> Link:
         if lk is None:
             raise CollectiveError(f"chip {chip.name!r} has no {which} in labsim's presets")
         return lk
-    raise CollectiveError(f"link must be a Link or a chip preset name, got {type(link).__name__} {link!r}")
+    raise CollectiveError(f"{fn + ': ' if fn else ''}link must be a Link or a chip preset name, got "
+                          f"{type(link).__name__} {link!r}")
 
 
-def _count(n, name="n") -> int:
+def _count(n, name="n", fn: str = "", unit: str = "devices") -> int:
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
-        raise CollectiveError(f"{name} must be a whole number of devices >= 1, got {n!r}")
+        what = f"a whole number of {unit} >= 1" if unit else "a whole number >= 1"
+        raise CollectiveError(f"{fn + ': ' if fn else ''}{name} must be {what}, got {n!r}")
     return int(n)
+
+
+def _real(fn: str, name: str, v, *, positive: bool = False) -> float:
+    """A finite number >= 0 (``positive``: > 0) as a float, or a labsim error naming ``fn`` and ``name``
+    (a CollectiveError for a value out of range, an ArgumentTypeError for a string or None)."""
+    try:
+        return _number(fn, name, v, minimum=0.0, strict_min=positive)
+    except ArgumentError:
+        raise CollectiveError(f"{fn}: {name} must be {'> 0' if positive else '>= 0'} and finite, got {v!r}") from None
+
+
+def _latency(fn: str, latency):
+    return None if latency is None else _real(fn, "latency", latency)
+
+
+def _dims(fn: str, mesh) -> list[int]:
+    if isinstance(mesh, (str, bytes)) or not hasattr(mesh, "__iter__"):
+        raise CollectiveError(f"{fn}: mesh must be a tuple of device counts, one per axis, e.g. (4, 4); "
+                              f"got {type(mesh).__name__} {mesh!r}")
+    return [_count(d, "a mesh axis", fn) for d in mesh]
 
 
 def _op(op) -> Collective:
@@ -114,8 +137,12 @@ def ring_time(op: Collective | str, nbytes: float, n: int, bw: float, latency: f
     """Seconds for ``op`` on a ring of ``n`` devices (``directions=2``: a bidirectional ring).
 
     A line of ``n`` devices (no wraparound) costs the same as the one-way ring (``directions=1``)."""
-    n = _count(n)
+    n = _count(n, fn="ring_time")
     op = _op(op)
+    nbytes, bw = _real("ring_time", "nbytes", nbytes), _real("ring_time", "bw", bw, positive=True)
+    latency = _real("ring_time", "latency", latency)
+    if directions not in (1, 2) or isinstance(directions, bool):
+        raise CollectiveError(f"ring_time: directions must be 1 (a ring) or 2 (a bidirectional ring), got {directions!r}")
     if n == 1:
         return 0.0
     b = nbytes / directions
@@ -129,8 +156,10 @@ def ring_time(op: Collective | str, nbytes: float, n: int, bw: float, latency: f
 def switch_time(op: Collective | str, nbytes: float, n: int, bw: float, latency: float = 0.0,
                 nvls: bool = False) -> float:
     """Seconds for ``op`` on ``n`` devices behind one switch; ``nvls``: the switch reduces (AllReduce only)."""
-    n = _count(n)
+    n = _count(n, fn="switch_time")
     op = _op(op)
+    nbytes, bw = _real("switch_time", "nbytes", nbytes), _real("switch_time", "bw", bw, positive=True)
+    latency = _real("switch_time", "latency", latency)
     if n == 1:
         return 0.0
     if nvls and op == "all_reduce":
@@ -141,11 +170,13 @@ def switch_time(op: Collective | str, nbytes: float, n: int, bw: float, latency:
 
 def wraps(mesh: Sequence[int], wrap) -> tuple[bool, ...]:
     """Per-axis wraparound: ``wrap`` is None (no axis wraps), True (all), or one bool per axis."""
-    dims = tuple(mesh)
+    dims = tuple(_dims("wraps", mesh))
     if wrap is None or wrap is False:
         return (False,) * len(dims)
     if wrap is True:
         return (True,) * len(dims)
+    if isinstance(wrap, (str, bytes)) or not hasattr(wrap, "__iter__"):
+        raise CollectiveError(f"wrap must be None, True or one bool per mesh axis {dims}, got {wrap!r}")
     w = tuple(wrap)
     if len(w) != len(dims) or not all(isinstance(x, (bool, np.bool_)) for x in w):
         raise CollectiveError(f"wrap must be None, True or one bool per mesh axis {dims}, got {wrap!r}")
@@ -156,11 +187,13 @@ def grid_time(op: Collective | str, nbytes: float, mesh: Sequence[int], bw: floa
               wrap=True) -> float:
     """Seconds for ``op`` on a mesh of ``mesh`` devices, axes one after the other; an axis with
     wraparound is a bidirectional ring, one without a line (a one-way ring's cost)."""
-    dims = [_count(d, "a mesh axis") for d in mesh]
+    dims = _dims("grid_time", mesh)
     if not dims:
-        raise CollectiveError("mesh must name at least one axis, e.g. mesh=(4, 4)")
+        raise CollectiveError("grid_time: mesh must name at least one axis, e.g. mesh=(4, 4)")
     w = wraps(dims, wrap)
     op = _op(op)
+    nbytes, bw = _real("grid_time", "nbytes", nbytes), _real("grid_time", "bw", bw, positive=True)
+    latency = _real("grid_time", "latency", latency)
     if op == "all_reduce":
         return grid_time("reduce_scatter", nbytes, dims, bw, latency, w) + \
             grid_time("all_gather", nbytes, dims, bw, latency, w)
@@ -182,16 +215,15 @@ def time(op: Collective | str, nbytes: float, n: int | None = None, link="H100 S
     (give ``mesh``; every axis wraps), ``mesh`` (give ``mesh``; ``wrap`` says which axes wrap, none by
     default) or ``switch`` (``nvls=True``: the switch reduces). ``latency`` overrides the link's."""
     op, topology = _op(op), _topology(topology)
-    if not nbytes >= 0:
-        raise CollectiveError(f"nbytes must be >= 0, got {nbytes!r}")
+    nbytes = _real("time", "nbytes", nbytes)
     if nvls and topology != "switch":
         raise CollectiveError(f"nvls=True needs topology='switch' (the switch does the sums), got {topology!r}")
-    lk = _link(link)
-    a = lk.latency if latency is None else latency
+    lk = _link(link, fn="time")
+    a = lk.latency if latency is None else _real("time", "latency", latency)
     if topology in ("torus", "mesh"):
         if mesh is None:
             raise CollectiveError(f"a {topology} needs mesh=(n1, n2, ...), the devices along each axis")
-        dims = [_count(d, "a mesh axis") for d in mesh]
+        dims = _dims("time", mesh)
         if n is not None and _count(n) != math.prod(dims):
             raise CollectiveError(f"n = {n} but the mesh {tuple(dims)} holds {math.prod(dims)} devices")
         return grid_time(op, nbytes, dims, lk.bandwidth, a, True if topology == "torus" else wrap)
@@ -218,10 +250,10 @@ def hierarchical_time(op: Collective | str, nbytes: float, n: int, node_link, ne
     are their halves; AllToAll sends ``(g−1)/n·B`` through the switch and ``(n−g)/n·B`` through the
     network at once: ``α + max`` of the two. ``latency`` overrides both links' latencies."""
     op = _op(op)
-    n, g = _count(n), _count(per_node, "per_node")
-    if not nbytes >= 0:
-        raise CollectiveError(f"nbytes must be >= 0, got {nbytes!r}")
-    nv, net = _link(node_link), _link(network)
+    n, g = _count(n, fn="hierarchical_time"), _count(per_node, "per_node", "hierarchical_time")
+    nbytes = _real("hierarchical_time", "nbytes", nbytes)
+    latency = _latency("hierarchical_time", latency)
+    nv, net = _link(node_link, fn="hierarchical_time"), _link(network, fn="hierarchical_time")
     a_nv = nv.latency if latency is None else latency
     a_net = net.latency if latency is None else latency
     if n <= g:
@@ -242,9 +274,10 @@ def node_time(op: Collective | str, nbytes: float, n: int, node: str = "DGX H100
               latency: float | None = None) -> float:
     """:func:`hierarchical_time` for ``n`` GPUs in nodes of the preset ``node`` (``hardware.systems.NODES``):
     its GPUs' NVLink through the node's switch, its scale-out network between nodes."""
-    if node not in NODES:
+    if not isinstance(node, str) or node not in NODES:
         raise CollectiveError(f"unknown node {node!r}; labsim knows {', '.join(NODES)}")
     sysm = NODES[node]
+    _count(n, fn="node_time"), _real("node_time", "nbytes", nbytes), _latency("node_time", latency)
     return hierarchical_time(op, nbytes, n, sysm.preset.chip_link, sysm.scale_out, sysm.size, latency, nvls)
 
 

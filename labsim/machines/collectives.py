@@ -55,6 +55,7 @@ class Result:
     steps: int
     time: float
     topology: Topology
+    padded_bytes: int = 0  # zeros added to each device's array so that n devices share it equally (all_reduce)
 
 
 class _Run:
@@ -102,17 +103,22 @@ class _Run:
             path = self._paths[(src, dst)] = f"device {src} → " + (dst if isinstance(dst, str) else f"device {dst}")
         return self._unit(src, idx), path
 
-    def result(self, values):
+    def result(self, values, padded_bytes: int = 0):
         units = [self._unit(i, 0) for i in range(self.n)]  # the same objects the events hold: cheap set look-ups
         units += [self._units[k] for k in sorted(self._units) if k[1] != 0]
         return Result(self.op, values, Trace(self.events, units=tuple(units) if self.events else ()),
-                      self.steps, self.now, self.topology)
+                      self.steps, self.now, self.topology, padded_bytes)
 
 
-def _check_shards(shards, what="shards"):
+def _check_shards(shards, what="shards", op=""):
     if not isinstance(shards, (list, tuple)) or not shards:
-        raise CollectiveError(f"{what} must be a non-empty list with one NumPy array per device")
+        raise CollectiveError(f"{op + ': ' if op else ''}{what} must be a non-empty list with one NumPy array per "
+                              f"device, got {type(shards).__name__}")
     arrs = [np.asarray(s) for s in shards]
+    for i, a in enumerate(arrs):
+        if a.dtype.kind not in "biufc":
+            raise CollectiveError(f"{op + ': ' if op else ''}{what}[{i}] must be an array of numbers, got "
+                                  f"dtype {a.dtype} ({type(shards[i]).__name__})")
     return arrs
 
 
@@ -125,6 +131,8 @@ def _same_shape(arrs, op):
 
 
 def _axis(a, axis, op):
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise CollectiveError(f"{op}: axis must be an integer, got {type(axis).__name__} {axis!r}")
     if a.ndim == 0:
         raise CollectiveError(f"{op}: the arrays are scalars; there is no axis to split or join")
     if not -a.ndim <= axis < a.ndim:
@@ -182,7 +190,7 @@ def all_gather(shards, axis: int = 0, link="H100 SXM", topology: Topology | str 
     ``topology``: ``ring``, ``bidir_ring`` (half of each shard each way round), ``torus`` (give ``mesh``;
     devices numbered row-major; one bidirectional ring per axis, the last axis first), ``mesh`` (the
     same, but an axis wraps only if ``wrap`` says so; one without is a line) or ``switch``."""
-    arrs = _check_shards(shards)
+    arrs = _check_shards(shards, op="all_gather")
     _same_shape(arrs, "all_gather")
     ax = _axis(arrs[0], axis, "all_gather")
     n = len(arrs)
@@ -211,7 +219,7 @@ def reduce_scatter(arrays, axis: int = 0, link="H100 SXM", topology: Topology | 
 
 
 def _check_rs(arrays, axis, op):
-    arrs = _check_shards(arrays, "arrays")
+    arrs = _check_shards(arrays, "arrays", op)
     _same_shape(arrs, op)
     ax = _axis(arrs[0], axis, op)
     n = len(arrs)
@@ -239,30 +247,52 @@ def all_reduce(arrays, link="H100 SXM", topology: Topology | str = "ring", axis:
     """Every device ends with the sum of all arrays: ReduceScatter, then AllGather (the ring algorithm).
 
     ``nvls=True`` (``topology="switch"`` only): the switch adds (NVLink SHARP): one step in which every
-    device sends its whole array into the switch and receives the sum."""
+    device sends its whole array into the switch and receives the sum.
+
+    Any size works, as NCCL's AllReduce takes any count: when the arrays are scalars, or their ``axis`` has
+    a length the ``n`` devices do not divide, each device's array is flattened and padded with zeros to a
+    multiple of ``n`` elements, reduced, and the padding dropped. ``result.padded_bytes`` gives the zero
+    bytes added per device (0 when none), and the times include them (labsim's choice; NCCL instead sends
+    unequal chunks)."""
     if nvls:
         topology = _topology(topology)
         if topology != Topology.SWITCH:
             raise CollectiveError(f"nvls=True needs topology='switch' (the switch does the sums), got {topology!r}")
-        arrs = _check_shards(arrays, "arrays")
+        arrs = _check_shards(arrays, "arrays", "all_reduce")
         _same_shape(arrs, "all_reduce")
         run_ = _Run(Collective.ALL_REDUCE, len(arrs), _link(link), topology)
         if len(arrs) > 1:
             run_.step([(i, "switch", a.nbytes, "array into the switch; the sum back", 0) for i, a in enumerate(arrs)])
         total = np.sum(arrs, axis=0)
         return run_.result([total.copy() for _ in arrs])
-    arrs, ax = _check_rs(arrays, axis, "all_reduce")
-    topology, grid = _topo(topology, Collective.ALL_REDUCE, mesh, len(arrs), wrap)
+    arrs = _check_shards(arrays, "arrays", "all_reduce")
+    _same_shape(arrs, "all_reduce")
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise CollectiveError(f"all_reduce: axis must be an integer, got {type(axis).__name__} {axis!r}")
+    n, shape = len(arrs), arrs[0].shape
+    pad = 0
+    if arrs[0].ndim == 0 or shape[_axis(arrs[0], axis, "all_reduce")] % n:
+        size = arrs[0].size
+        pad = (-size) % n if size else n  # an empty array still gives each device one (zero) element
+        arrs = [np.concatenate([a.reshape(-1), np.zeros(pad, a.dtype)]) for a in arrs]
+        ax = 0
+    else:
+        ax = _axis(arrs[0], axis, "all_reduce")
+    topology, grid = _topo(topology, Collective.ALL_REDUCE, mesh, n, wrap)
     # one run: ReduceScatter's steps, then AllGather's
-    run_ = _Run(Collective.ALL_REDUCE, len(arrs), _link(link), topology)
-    return run_.result(_gather(_scatter(arrs, ax, topology, grid, run_), ax, topology, grid, run_))
+    run_ = _Run(Collective.ALL_REDUCE, n, _link(link, fn="all_reduce"), topology)
+    out = _gather(_scatter(arrs, ax, topology, grid, run_), ax, topology, grid, run_)
+    if pad or arrs[0].shape != shape:
+        size = math.prod(shape)
+        out = [o[:size].reshape(shape) for o in out]
+    return run_.result(out, pad * arrs[0].itemsize)
 
 
 def all_to_all(shards, split_axis: int = 0, concat_axis: int = 0, link="H100 SXM", topology: Topology | str = "ring",
                mesh=None) -> Result:
     """Device ``i`` splits its array into ``n`` blocks along ``split_axis`` and sends block ``j`` to device
     ``j``; device ``j`` ends with the blocks from devices 0..n−1 joined along ``concat_axis``."""
-    arrs = _check_shards(shards)
+    arrs = _check_shards(shards, op="all_to_all")
     _same_shape(arrs, "all_to_all")
     sa = _axis(arrs[0], split_axis, "all_to_all")
     ca = _axis(arrs[0], concat_axis, "all_to_all")
@@ -292,9 +322,17 @@ def all_to_all(shards, split_axis: int = 0, concat_axis: int = 0, link="H100 SXM
 
 def run(op: Collective | str, arrays, link="H100 SXM", topology: Topology | str = "ring", **kw) -> Result:
     """Run collective ``op`` (a :class:`Collective` or its string, one of :data:`OPS`) step by step."""
+    import inspect
+
     fns = {Collective.ALL_GATHER: all_gather, Collective.REDUCE_SCATTER: reduce_scatter,
            Collective.ALL_REDUCE: all_reduce, Collective.ALL_TO_ALL: all_to_all}
-    return fns[_op(op)](arrays, link=link, topology=topology, **kw)
+    op = _op(op)
+    known = [p for p in inspect.signature(fns[op]).parameters if p not in ("arrays", "shards", "link", "topology")]
+    bad = sorted(set(kw) - set(known))
+    if bad:
+        raise CollectiveError(f"run: {op.value} takes no argument {', '.join(map(repr, bad))}; its keyword "
+                              f"arguments are {', '.join(known)}")
+    return fns[op](arrays, link=link, topology=topology, **kw)
 
 
 def ring_schedule(op: Collective | str, n: int) -> list[list[tuple[int, int, int]]]:

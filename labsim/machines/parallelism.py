@@ -42,7 +42,10 @@ from typing import Callable
 
 from ..hardware import get as _get_chip
 from ..support.choice import Choice
-from .collective_costs import CollectiveError, Topology, _count, _topology, time
+import math
+
+from ..support.errors import ArgumentTypeError, LabsimError
+from .collective_costs import CollectiveError, Topology, _count, _link, _real, _topology, time
 
 
 class Strategy(Choice):
@@ -85,13 +88,13 @@ class StepTime:
 
 def bubble_fraction(stages: int, microbatches: int) -> float:
     """The share of a GPipe step that a stage idles: ``(p−1)/(m+p−1)``."""
-    p, m = _count(stages, "stages"), _count(microbatches, "microbatches")
+    p, m = _count(stages, "stages", "bubble_fraction", ""), _count(microbatches, "microbatches", "bubble_fraction", "")
     return (p - 1) / (m + p - 1)
 
 
-def _positive(v, name):
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
-        raise CollectiveError(f"{name} must be a number > 0, got {v!r}")
+def _positive(v, name, fn="step_time"):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0 or not math.isfinite(v):
+        raise CollectiveError(f"{fn}: {name} must be a number > 0 (finite), got {v!r}")
     return v
 
 
@@ -105,10 +108,29 @@ def step_time(strategy: Strategy | str, params: float, layers: int, d_model: int
     closed form on ``link``/``topology`` (e.g. ``collectives.hierarchical_time`` with its links)."""
     strategy = Strategy.of(strategy, "strategy", CollectiveError)
     _positive(params, "params"), _positive(tokens, "tokens"), _positive(bytes_per_value, "bytes_per_value")
-    layers, d_model, n = _count(layers, "layers"), _count(d_model, "d_model"), _count(devices, "devices")
-    m, k = _count(microbatches, "microbatches"), _count(top_k, "top_k")
-    c = _get_chip(chip) if isinstance(chip, str) else chip
-    lk = link if link is not None else c.chip_link
+    fn = "step_time"
+    layers, d_model = _count(layers, "layers", fn, ""), _count(d_model, "d_model", fn, "")
+    n = _count(devices, "devices", fn)
+    m, k = _count(microbatches, "microbatches", fn, ""), _count(top_k, "top_k", fn, "")
+    latency = None if latency is None else _real(fn, "latency", latency)
+    try:
+        c = _get_chip(chip)
+    except LabsimError:
+        raise
+    except TypeError as e:
+        raise ArgumentTypeError(f"{fn}: chip: {e}") from None
+    lk = _link(link, fn=fn) if link is not None else c.chip_link
+    if comm is not None and not callable(comm):
+        raise CollectiveError(f"{fn}: comm must be a function comm(op, nbytes, n) -> seconds, got {comm!r}")
+    if comm is not None:
+        user_comm = comm
+
+        def comm(op, nbytes, count):
+            t = user_comm(op, nbytes, count)
+            if isinstance(t, bool) or not isinstance(t, (int, float)) or not (math.isfinite(t) and t >= 0):
+                raise CollectiveError(f"{fn}: comm({op!r}, {nbytes!r}, {count}) returned {t!r}; it must be a finite "
+                                      f"number of seconds >= 0")
+            return t
     if comm is None:
         if lk is None:
             raise CollectiveError(f"chip {c.name!r} has no chip_link: give link= or comm=")
@@ -155,6 +177,14 @@ def step_time(strategy: Strategy | str, params: float, layers: int, d_model: int
 
 def compare(params: float, layers: int, d_model: int, tokens: float, devices: int, **kw) -> list[StepTime]:
     """:func:`step_time` for every strategy, in the order of :data:`STRATEGIES`."""
+    import inspect
+
+    known = [p for p in inspect.signature(step_time).parameters
+             if p not in ("strategy", "params", "layers", "d_model", "tokens", "devices")]
+    bad = sorted(set(kw) - set(known))
+    if bad:
+        raise CollectiveError(f"compare: no argument {', '.join(map(repr, bad))}; its keyword arguments are "
+                              f"{', '.join(known)}")
     return [step_time(s, params, layers, d_model, tokens, devices, **kw) for s in STRATEGIES]
 
 

@@ -18,6 +18,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from ..support.errors import ArgumentError, ArgumentTypeError, LabsimError
 from ..support.lookup import lookup
 from ..core.avals import ShapeDtype
 from ..core.dtypes import itemsize
@@ -29,9 +30,9 @@ def _positive_int(v, name: str, where: str, extra: str = "") -> int:
     """``v`` as an int >= 1, or a ValueError naming ``name`` and ``where`` (a count of layers, heads,
     positions or features is a whole number: 0, -1, 2.5 or True is refused)."""
     if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-        raise ValueError(f"{where}: {name} must be a positive whole number, got {type(v).__name__} {v!r}{extra}")
+        raise ArgumentError(f"{where}: {name} must be a positive whole number, got {type(v).__name__} {v!r}{extra}")
     if v < 1:
-        raise ValueError(f"{where}: {name} must be at least 1, got {v}{extra}")
+        raise ArgumentError(f"{where}: {name} must be at least 1, got {v}{extra}")
     return int(v)
 
 
@@ -40,7 +41,7 @@ PARTS = ("attention", "mlp", "block")
 
 def _check_part(part, where: str) -> str:
     if part not in PARTS:
-        raise ValueError(f"{where}: unknown layer part {part!r}; parts are {list(PARTS)}")
+        raise ArgumentError(f"{where}: unknown layer part {part!r}; parts are {list(PARTS)}")
     return part
 
 
@@ -73,18 +74,18 @@ class TransformerConfig:
             _positive_int(self.n_kv_heads, "n_kv_heads", f"TransformerConfig {self.name!r}",
                           " (None means as many as n_heads)")
         if self.d_model % self.n_heads:
-            raise ValueError(f"{self.name}: d_model {self.d_model} is not divisible by n_heads {self.n_heads}")
+            raise ArgumentError(f"{self.name}: d_model {self.d_model} is not divisible by n_heads {self.n_heads}")
         if self.n_heads % self.kv_heads:
-            raise ValueError(f"{self.name}: n_heads {self.n_heads} is not a multiple of n_kv_heads {self.kv_heads}")
+            raise ArgumentError(f"{self.name}: n_heads {self.n_heads} is not a multiple of n_kv_heads {self.kv_heads}")
         if self.mlp not in ("gelu", "swiglu") or self.norm not in ("layernorm", "rmsnorm"):
-            raise ValueError(f"{self.name}: mlp must be gelu|swiglu and norm layernorm|rmsnorm")
+            raise ArgumentError(f"{self.name}: mlp must be gelu|swiglu and norm layernorm|rmsnorm")
         if self.sliding_window is not None:
             _positive_int(self.sliding_window, "sliding_window", f"TransformerConfig {self.name!r}",
                           " (None means no window)")
         _positive_int(self.n_experts, "n_experts", f"TransformerConfig {self.name!r}")
         _positive_int(self.experts_per_token, "experts_per_token", f"TransformerConfig {self.name!r}")
         if self.experts_per_token > self.n_experts:
-            raise ValueError(f"{self.name}: experts_per_token {self.experts_per_token} exceeds n_experts {self.n_experts}")
+            raise ArgumentError(f"{self.name}: experts_per_token {self.experts_per_token} exceeds n_experts {self.n_experts}")
 
     @property
     def moe(self) -> bool:
@@ -142,7 +143,12 @@ PRESETS = MappingProxyType({
 
 
 def get(name: str | TransformerConfig) -> TransformerConfig:
-    return lookup(PRESETS, name, "model", TransformerConfig)
+    try:
+        return lookup(PRESETS, name, "model", TransformerConfig)
+    except LabsimError:
+        raise
+    except TypeError as e:  # not a name: a labsim error, still a TypeError
+        raise ArgumentTypeError(str(e)) from None
 
 
 # ----------------------------------------------------------------------------------------------
@@ -349,7 +355,7 @@ def param_specs(cfg: TransformerConfig, part: str, dtype="float32") -> list[tupl
     cfg = get(cfg)
     _check_part(part, "param_specs")
     if cfg.moe and part != "attention":
-        raise ValueError(f"param_specs: {cfg.name} is a mixture of experts; labsim traces dense layers only "
+        raise ArgumentError(f"param_specs: {cfg.name} is a mixture of experts; labsim traces dense layers only "
                          f"(part {part!r}); count it with the closed forms (param_count, flops_per_token)")
     d, kv, f = cfg.d_model, cfg.kv_heads * cfg.head_dim, cfg.d_ff
     S = lambda *s: ShapeDtype(s, dtype)
@@ -405,7 +411,7 @@ def decode_attention(cfg: TransformerConfig, x, k_cache, v_cache, wq, wk, wv, wo
     B, T, d = x.shape
     H, KV, hd = cfg.n_heads, cfg.kv_heads, cfg.head_dim
     if tuple(k_cache.shape[:2]) != (B, KV) or k_cache.shape[-1] != hd or tuple(v_cache.shape) != tuple(k_cache.shape):
-        raise ValueError(f"decode_attention: the caches must be (batch={B}, n_kv_heads={KV}, L, head_dim={hd}), "
+        raise ArgumentError(f"decode_attention: the caches must be (batch={B}, n_kv_heads={KV}, L, head_dim={hd}), "
                          f"got k_cache {tuple(k_cache.shape)} and v_cache {tuple(v_cache.shape)}")
     L = k_cache.shape[2]
     q = _split_heads(_linear(x, wq, bq), H, hd)
@@ -430,12 +436,15 @@ def decode_specs(cfg: TransformerConfig | str, part: str, batch: int, kv_len: in
     """The argument shapes of :func:`decode_fn`: x, k_cache, v_cache, then ``param_specs(cfg, part)``."""
     cfg = get(cfg)
     if part not in DECODE_PARTS:
-        raise ValueError(f"decode_specs: unknown decode part {part!r}; parts are {list(DECODE_PARTS)}")
+        raise ArgumentError(f"decode_specs: unknown decode part {part!r}; parts are {list(DECODE_PARTS)}")
     batch = _positive_int(batch, "batch", "decode_specs")
     kv_len = _positive_int(kv_len, "kv_len", "decode_specs")
     new_tokens = _positive_int(new_tokens, "new_tokens", "decode_specs")
+    if kv_len + new_tokens > cfg.max_seq:
+        raise ArgumentError(f"decode_specs: kv_len + new_tokens = {kv_len + new_tokens:,} is beyond {cfg.name}'s "
+                            f"maximum context of {cfg.max_seq:,} tokens (max_seq)")
     if cfg.sliding_window and kv_len + new_tokens > cfg.sliding_window:
-        raise ValueError(f"decode_specs: kv_len + new_tokens = {kv_len + new_tokens} exceeds {cfg.name}'s "
+        raise ArgumentError(f"decode_specs: kv_len + new_tokens = {kv_len + new_tokens} exceeds {cfg.name}'s "
                          f"sliding window of {cfg.sliding_window}; its cache holds the window only")
     cache = ShapeDtype((batch, cfg.kv_heads, kv_len, cfg.head_dim), dtype)
     return [ShapeDtype((batch, new_tokens, cfg.d_model), dtype), cache, cache] + \
@@ -447,7 +456,7 @@ def decode_fn(cfg: TransformerConfig | str, part: str = "block"):
     new tokens that attend to a KV cache. Trace it with ``ls.trace(f, *decode_specs(cfg, part, B, L))``."""
     cfg = get(cfg)
     if part not in DECODE_PARTS:
-        raise ValueError(f"decode_fn: unknown decode part {part!r}; parts are {list(DECODE_PARTS)}")
+        raise ArgumentError(f"decode_fn: unknown decode part {part!r}; parts are {list(DECODE_PARTS)}")
     names = [n for n, _ in param_specs(cfg, part)]
     att_names = ("wq", "wk", "wv", "wo", "bq", "bk", "bv", "bo")
 
@@ -469,6 +478,12 @@ def decode_flops(cfg: TransformerConfig | str, batch: int, kv_len: int, new_toke
     """Matrix-product FLOPs of one layer's decode step: ``batch · T`` tokens through the layer matrices
     (2 per multiply-accumulate) plus scores and PV over ``kv_len + T`` positions: 2 · 2 · H · hd each."""
     cfg = get(cfg)
+    batch = _positive_int(batch, "batch", "decode_flops")
+    kv_len = _positive_int(kv_len, "kv_len", "decode_flops")
+    new_tokens = _positive_int(new_tokens, "new_tokens", "decode_flops")
+    if kv_len + new_tokens > cfg.max_seq:
+        raise ArgumentError(f"decode_flops: kv_len + new_tokens = {kv_len + new_tokens:,} is beyond {cfg.name}'s "
+                            f"maximum context of {cfg.max_seq:,} tokens (max_seq)")
     d, kv, f = cfg.d_model, cfg.kv_heads * cfg.head_dim, cfg.d_ff
     mats = 2 * d * d + 2 * d * kv + cfg.experts_per_token * (2 if cfg.mlp == "gelu" else 3) * d * f + router_params(cfg)
     tokens = batch * new_tokens

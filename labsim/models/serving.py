@@ -8,21 +8,26 @@ from __future__ import annotations
 
 import hashlib
 import math
-import numbers
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..core.dtypes import itemsize
-from ..support.choice import Choice
+from ..support.errors import ArgumentError, ArgumentTypeError, count, nonnegative, number
 from ..support.records import Record
 from . import llm
+from ._checks import pos as _pos, span as _range, seed as _seed
 
 
-def _pos(v, name: str, where: str) -> int:
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-        raise ValueError(f"{where}: {name} must be a whole number >= 1, got {v!r}")
-    return int(v)
+def _arrays(fn: str, **named):
+    out = []
+    for name, a in named.items():
+        try:
+            x = np.asarray(a, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ArgumentTypeError(f"{fn}: {name} must be an array of numbers, got {type(a).__name__}") from None
+        out.append(x)
+    return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -54,6 +59,8 @@ def attention_traffic(seq: int, head_dim: int, heads: int = 1, *, block: int = 1
 
 def attention_flops(seq: int, head_dim: int, heads: int = 1, batch: int = 1) -> int:
     """QKᵀ and PV, non-causal: 2 · 2 · seq² · head_dim per head (the softmax not counted)."""
+    seq, head_dim = _pos(seq, "seq", "attention_flops"), _pos(head_dim, "head_dim", "attention_flops")
+    heads, batch = _pos(heads, "heads", "attention_flops"), _pos(batch, "batch", "attention_flops")
     return 4 * seq * seq * head_dim * heads * batch
 
 
@@ -66,16 +73,13 @@ def flash_attention(q, k, v, *, block: int = 64, causal: bool = False, scale: fl
     Returns ``(out, loaded)``: ``loaded`` counts the elements read from the inputs and written to ``out``
     ({"Q", "K", "V", "O"}), for comparison with :func:`attention_traffic`.
     """
-    q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
-    if q.ndim < 2 or k.shape != v.shape or k.shape[:-2] != q.shape[:-2] or k.shape[-1] != q.shape[-1]:
-        raise ValueError(f"flash_attention: q must be (..., Sq, d) and k, v both (..., Sk, d) with the same "
-                         f"leading axes and d; got q {q.shape}, k {k.shape}, v {v.shape}")
+    q, k, v = _check_qkv("flash_attention", q, k, v)
     block = _pos(block, "block", "flash_attention")
     Sq, d = q.shape[-2:]
     Sk = k.shape[-2]
     if causal and Sq != Sk:
-        raise ValueError(f"flash_attention: causal needs as many queries as keys, got {Sq} and {Sk}")
-    scale = 1.0 / math.sqrt(d) if scale is None else scale
+        raise ArgumentError(f"flash_attention: causal needs as many queries as keys, got {Sq} and {Sk}")
+    scale = 1.0 / math.sqrt(d) if scale is None else number("flash_attention", "scale", scale)
     lead = int(np.prod(q.shape[:-2], dtype=np.int64))
     out = np.empty_like(q)
     loaded = {"Q": 0, "K": 0, "V": 0, "O": 0}
@@ -107,60 +111,30 @@ def flash_attention(q, k, v, *, block: int = 64, causal: bool = False, scale: fl
     return out, loaded
 
 
+def _check_qkv(fn, q, k, v):
+    q, k, v = _arrays(fn, q=q, k=k, v=v)
+    if q.ndim < 2 or k.shape != v.shape or k.shape[:-2] != q.shape[:-2] or k.shape[-1] != q.shape[-1]:
+        raise ArgumentError(f"{fn}: q must be (..., Sq, d) and k, v both (..., Sk, d) with the same "
+                            f"leading axes and d; got q {q.shape}, k {k.shape}, v {v.shape}")
+    if q.shape[-1] < 1 or k.shape[-2] < 1:
+        raise ArgumentError(f"{fn}: the head dimension d and the keys Sk must be at least 1; got q {q.shape}, "
+                            f"k {k.shape}")
+    return q, k, v
+
+
 def attention_reference(q, k, v, *, causal: bool = False, scale: float | None = None):
     """softmax(q kᵀ · scale) v with the whole score matrix, in NumPy (the unfused algorithm)."""
-    q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    q, k, v = _check_qkv("attention_reference", q, k, v)
+    if causal and q.shape[-2] != k.shape[-2]:
+        raise ArgumentError(f"attention_reference: causal needs as many queries as keys, got {q.shape[-2]} and "
+                            f"{k.shape[-2]}")
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else number("attention_reference", "scale", scale)
     s = (q @ np.swapaxes(k, -1, -2)) * scale
     if causal:
         s = np.where(np.tril(np.ones(s.shape[-2:], dtype=bool)), s, -np.inf)
     s = s - s.max(axis=-1, keepdims=True)
     p = np.exp(s)
     return (p / p.sum(axis=-1, keepdims=True)) @ v
-
-
-# ----------------------------------------------------------------------------------------------
-# KV-cache allocation: contiguous max-length reservations vs paged blocks
-@dataclass(frozen=True)
-class Request:
-    id: int
-    arrival: int  # step at which it arrives
-    prompt: int  # prompt tokens
-    output: int  # tokens it will generate (unknown to the allocator)
-
-
-def random_requests(n: int, *, seed: int = 0, prompt=(16, 256), output=(16, 512), rate: float = 1.0) -> list[Request]:
-    """``n`` requests with uniform random prompt and output lengths (inclusive ranges) and Poisson
-    arrivals, ``rate`` per step on average; seeded, so the same call gives the same stream."""
-    n = _pos(n, "n", "random_requests")
-    rng = np.random.default_rng(seed)
-    gaps = rng.exponential(1.0 / rate, n) if rate > 0 else np.zeros(n)
-    t = np.floor(np.cumsum(gaps)).astype(int)
-    p = rng.integers(prompt[0], prompt[1] + 1, n)
-    o = rng.integers(output[0], output[1] + 1, n)
-    return [Request(i, int(t[i]), int(p[i]), int(o[i])) for i in range(n)]
-
-
-class Scheme(Choice):
-    """How :func:`simulate_kv_allocation` lays out the KV cache (a member or its string)."""
-
-    PAGED = "paged"            # fixed-size blocks anywhere in memory (vLLM's PagedAttention)
-    CONTIGUOUS = "contiguous"  # one contiguous range per request, reserved for its longest output
-
-
-@dataclass(frozen=True)
-class AllocationSummary(Record):
-    """Time averages of one allocator run (:meth:`AllocationResult.summary`), as fractions of capacity."""
-
-    scheme: str
-    used: float  # KV stored
-    reserved: float  # held by requests
-    internal: float  # reserved and empty
-    external: float  # free, in holes the waiting request could not use
-    running: float  # requests holding memory (mean over busy steps)
-    finished: int
-    steps: int
-    preempted: int
 
 
 @dataclass(frozen=True)
@@ -174,178 +148,14 @@ class PrefixCacheStats(Record):
     tokens_skipped: int
 
 
-@dataclass
-class AllocationResult:
-    """Per-step totals (in token slots) of one allocator run, and a snapshot of memory at one step."""
-
-    scheme: Scheme
-    capacity: int  # token slots
-    block: int
-    steps: int
-    used: np.ndarray  # tokens stored, per step
-    reserved: np.ndarray  # slots held by requests, per step
-    external: np.ndarray  # free slots the waiting request could not use, per step
-    running: np.ndarray  # requests holding memory, per step
-    finished: int
-    preempted: int
-    snapshot: np.ndarray = field(repr=False)  # per slot at snapshot_step: 0 free, 1 used, 2 reserved-unused
-    snapshot_owner: np.ndarray = field(repr=False)  # per slot: request id, -1 free
-    snapshot_step: int = 0
-
-    @property
-    def internal(self) -> np.ndarray:
-        return self.reserved - self.used
-
-    def summary(self) -> AllocationSummary:
-        """Time averages, as fractions of capacity, over the steps when something was running."""
-        busy = self.running > 0
-        c = self.capacity
-        avg = lambda a: float(a[busy].mean()) / c if busy.any() else 0.0
-        return AllocationSummary(str(self.scheme), used=avg(self.used), reserved=avg(self.reserved),
-                                 internal=avg(self.internal), external=avg(self.external),
-                                 running=float(self.running[busy].mean()) if busy.any() else 0.0,
-                                 finished=self.finished, steps=self.steps, preempted=self.preempted)
-
-
-def simulate_kv_allocation(requests, capacity: int, *, scheme: Scheme | str = Scheme.PAGED, block: int = 16,
-                           max_new: int | None = None, snapshot_step: int | None = None,
-                           max_steps: int = 100_000) -> AllocationResult:
-    """Serve ``requests`` one decode token per running request per step, with KV memory of ``capacity``
-    token slots, and record how the memory is used.
-
-    ``scheme="contiguous"``: at admission a request reserves one contiguous range of prompt + ``max_new``
-    slots (the longest it might grow, since its output length is unknown; as systems before vLLM did;
-    first fit), held until it ends. ``max_new`` defaults to the longest output in ``requests``.
-    ``scheme="paged"``: memory is ``capacity // block`` blocks of ``block`` slots; a request holds
-    ceil(tokens / block) blocks, any blocks, taking a new one when its last fills; if none is free the
-    most recently admitted request is preempted (its blocks freed, it waits again and redoes its
-    prompt), as vLLM's recompute preemption does. Requests are admitted first come, first served.
-    External fragmentation is counted at each step where the first waiting request is refused although
-    the free slots add up to what it asks: those free slots are external waste.
-    """
-    scheme = Scheme.of(scheme, "scheme", where="simulate_kv_allocation")
-    capacity, block = _pos(capacity, "capacity", "simulate_kv_allocation"), _pos(block, "block", "simulate_kv_allocation")
-    reqs = sorted(requests, key=lambda r: (r.arrival, r.id))
-    if not reqs:
-        raise ValueError("simulate_kv_allocation: no requests")
-    longest_out = max(r.output for r in reqs)
-    max_new = longest_out if max_new is None else _pos(max_new, "max_new", "simulate_kv_allocation")
-    if max_new < longest_out:
-        raise ValueError(f"simulate_kv_allocation: max_new {max_new} is shorter than a request's output "
-                         f"({longest_out} tokens)")
-    longest = max(r.prompt + (max_new if scheme is Scheme.CONTIGUOUS else r.output) for r in reqs)
-    nblocks = capacity // block
-    room = capacity if scheme is Scheme.CONTIGUOUS else nblocks * block
-    if longest > room:
-        raise ValueError(f"simulate_kv_allocation: a request needs {longest} slots but the {scheme} memory "
-                         f"holds {room} ({'capacity' if scheme is Scheme.CONTIGUOUS else f'{nblocks} blocks of {block}'})")
-    owner = np.full(capacity, -1, dtype=np.int64)  # slot -> request id
-    free = list(range(nblocks))  # paged: free block numbers, lowest first
-    held: dict[int, list[int]] = {}  # paged: request id -> its blocks
-    waiting: list[Request] = []
-    pending = list(reqs)
-    running: dict[int, dict] = {}  # id -> {"req", "tokens", "order"}
-    order = 0
-    used, reserved, external, nrun = [], [], [], []
-    finished = preempted = 0
-    snap = snap_owner = None
-    step = 0
-    n_res = 0  # contiguous: slots reserved
-
-    def free_ranges():
-        f = np.concatenate([[0], (owner < 0).astype(np.int8), [0]])
-        edges = np.flatnonzero(np.diff(f))
-        return list(zip(edges[::2], edges[1::2] - edges[::2]))  # (start, length)
-
-    def take_block(rid):
-        b = free.pop(0)
-        held.setdefault(rid, []).append(b)
-        owner[b * block:(b + 1) * block] = rid
-
-    while (pending or waiting or running) and step < max_steps:
-        while pending and pending[0].arrival <= step:
-            waiting.append(pending.pop(0))
-        ext = 0
-        while waiting:  # admit first come, first served
-            r = waiting[0]
-            if scheme is Scheme.CONTIGUOUS:
-                want = r.prompt + max_new
-                fit = next(((s0, n) for s0, n in free_ranges() if n >= want), None)
-                if fit is None:
-                    free_total = int((owner < 0).sum())
-                    ext = free_total if free_total >= want else 0
-                    break
-                owner[fit[0]:fit[0] + want] = r.id
-                n_res += want
-            else:
-                need = math.ceil((r.prompt + 1) / block)
-                if len(free) < need:
-                    break
-                for _ in range(need):
-                    take_block(r.id)
-            waiting.pop(0)
-            running[r.id] = {"req": r, "tokens": r.prompt, "order": order}
-            order += 1
-        for rid in sorted(running, key=lambda i: running[i]["order"]):  # one decode step
-            if rid not in running:
-                continue
-            st = running[rid]
-            st["tokens"] += 1
-            if scheme is Scheme.PAGED:
-                while len(held.get(rid, ())) * block < st["tokens"]:
-                    if free:
-                        take_block(rid)
-                        continue
-                    victim = max(running, key=lambda i: running[i]["order"])
-                    for b in held.pop(victim, []):
-                        owner[b * block:(b + 1) * block] = -1
-                        free.append(b)
-                    free.sort()
-                    waiting.insert(0, running.pop(victim)["req"])
-                    preempted += 1
-                    if victim == rid:
-                        break
-        st_end = {i: st["req"].prompt + max_new for i, st in running.items()}
-        for rid in [i for i, st in running.items() if st["tokens"] >= st["req"].prompt + st["req"].output]:
-            if scheme is Scheme.PAGED:
-                for b in held.pop(rid, []):
-                    owner[b * block:(b + 1) * block] = -1
-                    free.append(b)
-                free.sort()
-            else:
-                owner[owner == rid] = -1
-                n_res -= st_end[rid]
-            del running[rid]
-            finished += 1
-        used.append(sum(st["tokens"] for st in running.values()))
-        reserved.append((nblocks - len(free)) * block if scheme is Scheme.PAGED else n_res)
-        external.append(ext)
-        nrun.append(len(running))
-        if snapshot_step is not None and step == snapshot_step:
-            snap_owner = owner.copy()
-            snap = np.where(owner < 0, 0, 2)
-            for rid, st in running.items():
-                slots = (np.concatenate([np.arange(b * block, (b + 1) * block) for b in held[rid]])
-                         if scheme is Scheme.PAGED else np.flatnonzero(owner == rid))
-                snap[slots[: st["tokens"]]] = 1
-        step += 1
-    if snap is None:
-        snap, snap_owner = np.zeros(capacity, dtype=np.int64), np.full(capacity, -1)
-    return AllocationResult(scheme, capacity, block, step, np.array(used), np.array(reserved), np.array(external),
-                            np.array(nrun), finished, preempted, snap, snap_owner,
-                            snapshot_step if snapshot_step is not None else -1)
-
 
 # ----------------------------------------------------------------------------------------------
 # speculative decoding
 def speculative_expected_tokens(alpha: float, k: int) -> float:
     """Expected tokens produced per target-model step when a draft proposes ``k`` tokens, each accepted
     with probability ``alpha`` independently (Leviathan et al. 2023): (1 − α^{k+1}) / (1 − α); k + 1 at α = 1."""
-    if not 0.0 <= alpha <= 1.0:
-        raise ValueError(f"speculative_expected_tokens: alpha must be in [0, 1], got {alpha}")
-    k = int(k)
-    if k < 0:
-        raise ValueError(f"speculative_expected_tokens: k must be >= 0, got {k}")
+    alpha = _alpha("speculative_expected_tokens", alpha)
+    k = count("speculative_expected_tokens", "k", k, minimum=0)
     return float(k + 1) if alpha == 1.0 else (1.0 - alpha ** (k + 1)) / (1.0 - alpha)
 
 
@@ -354,21 +164,47 @@ def speculative_speedup(alpha: float, k: int, draft_cost: float, verify_cost: fl
     verify step of k + 1 tokens costs ``verify_cost`` decode steps: expected tokens / (k · draft_cost +
     verify_cost) (Leviathan et al. 2023). ``verify_cost=1`` is the small-batch case, where decode is
     memory-bound; at a large batch it approaches k + 1 (see ``step_time`` with ``new_tokens=k + 1``)."""
-    if draft_cost < 0:
-        raise ValueError(f"speculative_speedup: draft_cost must be >= 0, got {draft_cost}")
+    alpha = _alpha("speculative_speedup", alpha)
+    k = count("speculative_speedup", "k", k, minimum=0)
+    draft_cost = nonnegative("speculative_speedup", "draft_cost", draft_cost)
+    verify_cost = number("speculative_speedup", "verify_cost", verify_cost)
     if not verify_cost > 0:
-        raise ValueError(f"speculative_speedup: verify_cost must be > 0, got {verify_cost}")
+        raise ArgumentError(f"speculative_speedup: verify_cost must be > 0, got {verify_cost}")
     return speculative_expected_tokens(alpha, k) / (k * draft_cost + verify_cost)
+
+
+def _alpha(fn: str, alpha) -> float:
+    a = number(fn, "alpha", alpha)
+    if not 0.0 <= a <= 1.0:
+        raise ArgumentError(f"{fn}: alpha must be in [0, 1] (a probability of acceptance), got {alpha!r}")
+    return a
+
+
+#: the longest draft :func:`simulate_speculative` draws (its memory grows with k; drafts are a few tokens)
+MAX_DRAFT = 1_000_000
 
 
 def simulate_speculative(alpha: float, k: int, steps: int, seed: int = 0) -> float:
     """Monte-Carlo mean of tokens per target step: accept draft tokens while each passes a coin of
     probability ``alpha``; the target then adds one token of its own (the correction, or a bonus token
-    when all ``k`` passed)."""
-    rng = np.random.default_rng(seed)
-    passed = rng.random((_pos(steps, "steps", "simulate_speculative"), k)) < alpha
-    accepted = np.where(passed.all(axis=1), k, np.argmin(passed, axis=1)) if k else np.zeros(steps, int)
-    return float(np.mean(accepted + 1))
+    when all ``k`` passed).
+
+    The ``steps`` rounds are drawn at once, aggregated: the number of rounds that accept exactly j draft
+    tokens is multinomial with P(j) = α^j (1 − α) for j < k and P(k) = α^k, so the time and memory grow
+    with k (at most :data:`MAX_DRAFT`), not with ``steps``."""
+    fn = "simulate_speculative"
+    alpha = _alpha(fn, alpha)
+    k = count(fn, "k", k, minimum=0, maximum=MAX_DRAFT)
+    steps = _pos(steps, "steps", fn)
+    rng = np.random.default_rng(_seed(fn, seed))
+    j = np.arange(k + 1, dtype=np.float64)
+    with np.errstate(under="ignore"):
+        p = alpha ** j * (1.0 - alpha)
+    p[k] = alpha ** k
+    p = np.clip(p, 0.0, None)
+    p /= p.sum()
+    n = rng.multinomial(steps, p)
+    return float((n * (j + 1)).sum() / steps)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -377,6 +213,8 @@ def block_hashes(tokens, block: int) -> list[str]:
     """A hash for each full block of ``tokens``: hash(previous block's hash, this block's tokens), so two
     blocks match only if the whole prefix up to them matches. A partial last block gets none."""
     block = _pos(block, "block", "block_hashes")
+    if isinstance(tokens, (str, bytes)) or not hasattr(tokens, "__len__"):
+        raise ArgumentTypeError(f"block_hashes: tokens must be a list of token ids, got {type(tokens).__name__}")
     out, prev = [], ""
     for i in range(0, len(tokens) - block + 1, block):
         h = hashlib.sha256((prev + "|" + ",".join(map(str, tokens[i:i + block]))).encode()).hexdigest()[:16]
@@ -389,10 +227,14 @@ def shared_prefix_requests(n: int, *, prefixes: int = 4, prefix_len: int = 512, 
                            vocab: int = 32000, seed: int = 0) -> list[list[int]]:
     """``n`` token lists: each starts with one of ``prefixes`` shared prompts (a system prompt, say) of
     ``prefix_len`` tokens, then a random question of a length drawn from ``suffix``."""
-    rng = np.random.default_rng(seed)
-    pre = [rng.integers(0, vocab, prefix_len).tolist() for _ in range(_pos(prefixes, "prefixes", "shared_prefix_requests"))]
+    fn = "shared_prefix_requests"
+    n, prefixes = _pos(n, "n", fn), _pos(prefixes, "prefixes", fn)
+    prefix_len, vocab = count(fn, "prefix_len", prefix_len, minimum=0), _pos(vocab, "vocab", fn)
+    suffix = _range(fn, "suffix", suffix, 0)
+    rng = np.random.default_rng(_seed(fn, seed))
+    pre = [rng.integers(0, vocab, prefix_len).tolist() for _ in range(prefixes)]
     out = []
-    for _ in range(_pos(n, "n", "shared_prefix_requests")):
+    for _ in range(n):
         out.append(pre[int(rng.integers(len(pre)))] + rng.integers(0, vocab, int(rng.integers(suffix[0], suffix[1] + 1))).tolist())
     return out
 
@@ -403,9 +245,17 @@ def prefix_cache(requests, block: int = 16, capacity_blocks: int | None = None) 
     recently used block beyond it (None: unbounded). Returns the counts and the block hit rate."""
     from collections import OrderedDict
 
+    block = _pos(block, "block", "prefix_cache")
+    if capacity_blocks is not None:
+        capacity_blocks = _pos(capacity_blocks, "capacity_blocks", "prefix_cache")
+    if isinstance(requests, (str, bytes)) or not hasattr(requests, "__iter__"):
+        raise ArgumentTypeError(f"prefix_cache: requests must be a list of token lists, got {type(requests).__name__}")
     cache: OrderedDict[str, None] = OrderedDict()
     hits = misses = tokens = 0
     for toks in requests:
+        if isinstance(toks, (str, bytes)) or not hasattr(toks, "__len__"):
+            raise ArgumentTypeError(f"prefix_cache: each request must be a list of token ids, got "
+                                    f"{type(toks).__name__} {toks!r}")
         tokens += len(toks)
         for h in block_hashes(toks, block):
             if h in cache:
@@ -431,11 +281,17 @@ def lora_params(cfg, rank: int, targets=LORA_TARGETS) -> int:
     and B (r × d_out), r · (d_in + d_out) numbers (Hu et al. 2022)."""
     cfg = llm.get(cfg)
     rank = _pos(rank, "rank", "lora_params")
+    if isinstance(targets, str) or not hasattr(targets, "__iter__"):
+        raise ArgumentTypeError(f"lora_params: targets must be a list of matrix names such as ['wq', 'wv'], "
+                                f"got {type(targets).__name__} {targets!r}")
+    targets = list(targets)
+    if not targets:
+        raise ArgumentError("lora_params: targets is empty; name at least one matrix, e.g. ['wq', 'wv']")
     attention_only = set(targets) <= set(LORA_TARGETS)  # also for a mixture of experts (dense attention)
     shapes = dict(llm.param_specs(cfg, "attention" if attention_only else "block"))
     bad = [t for t in targets if t not in shapes or len(shapes[t].shape) != 2]
     if bad:
-        raise ValueError(f"lora_params: {bad} are not weight matrices of {cfg.name}; "
+        raise ArgumentError(f"lora_params: {bad} are not weight matrices of {cfg.name}; "
                          f"matrices are {[n for n, s in shapes.items() if len(s.shape) == 2]}")
     return cfg.n_layers * sum(rank * sum(shapes[t].shape) for t in targets)
 
@@ -454,6 +310,8 @@ from .speculative import (OnReject, first_token_distribution, residual, simulate
 from .batching import (BatchingResult, BatchingSummary, Policy, TimedRequest, poisson_requests,  # noqa: E402
                        simulate_batching, step_cost)
 from .stepcost import StepCost, batch_step_time, step_time  # noqa: E402
+from .kvalloc import (AllocationResult, AllocationSummary, Request, Scheme, random_requests,  # noqa: E402
+                      simulate_kv_allocation)
 
 __all__ += ["residual", "speculative_sample", "first_token_distribution", "simulate_first_token",
             "total_variation", "TimedRequest", "poisson_requests", "step_cost", "BatchingResult",

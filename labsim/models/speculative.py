@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..support.choice import Choice
+from ..support.errors import ArgumentError, ArgumentTypeError, count
 
 
 class OnReject(Choice):
@@ -30,17 +31,20 @@ ON_REJECT = tuple(m.value for m in OnReject)
 
 
 def _dist(a, name: str, where: str, ndim: int) -> np.ndarray:
-    a = np.asarray(a, dtype=np.float64)
+    try:
+        a = np.asarray(a, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ArgumentTypeError(f"{where}: {name} must be an array of probabilities, got {type(a).__name__}") from None
     if a.ndim != ndim or a.shape[-1] < 1:
-        raise ValueError(f"{where}: {name} must be a {ndim}-D array of probabilities over the vocabulary, "
+        raise ArgumentError(f"{where}: {name} must be a {ndim}-D array of probabilities over the vocabulary, "
                          f"got shape {a.shape}")
     if not np.all(np.isfinite(a)) or (a < 0).any() or not np.allclose(a.sum(axis=-1), 1.0, atol=1e-9):
-        raise ValueError(f"{where}: {name} must hold probabilities (>= 0, each row summing to 1)")
+        raise ArgumentError(f"{where}: {name} must hold probabilities (>= 0, each row summing to 1)")
     return a
 
 
 def _check_mode(on_reject, where: str) -> OnReject:
-    return OnReject.of(on_reject, "on_reject", where=where)
+    return OnReject.of(on_reject, "on_reject", ArgumentError, where=where)
 
 
 def residual(p, q) -> np.ndarray:
@@ -49,7 +53,7 @@ def residual(p, q) -> np.ndarray:
     p = _dist(p, "p", "residual", 1)
     q = _dist(q, "q", "residual", 1)
     if p.shape != q.shape:
-        raise ValueError(f"residual: p and q must have the same vocabulary, got {p.shape} and {q.shape}")
+        raise ArgumentError(f"residual: p and q must have the same vocabulary, got {p.shape} and {q.shape}")
     r = np.maximum(p - q, 0.0)
     s = r.sum()
     return r / s if s > 1e-15 else p.copy()
@@ -69,8 +73,11 @@ def speculative_sample(p, q, *, rng=None, seed: int = 0, on_reject: OnReject | s
     q = _dist(q, "q", "speculative_sample", 2)
     on_reject = _check_mode(on_reject, "speculative_sample")
     if p.shape[0] != q.shape[0] + 1 or p.shape[1] != q.shape[1]:
-        raise ValueError(f"speculative_sample: p must be (k + 1, V) for q (k, V); got p {p.shape}, q {q.shape}")
-    rng = np.random.default_rng(seed) if rng is None else rng
+        raise ArgumentError(f"speculative_sample: p must be (k + 1, V) for q (k, V); got p {p.shape}, q {q.shape}")
+    if rng is None:
+        rng = np.random.default_rng(count("speculative_sample", "seed", seed, minimum=0))
+    elif not isinstance(rng, np.random.Generator):
+        raise ArgumentTypeError(f"speculative_sample: rng must be a numpy.random.Generator, got {type(rng).__name__}")
     out = []
     V = p.shape[1]
     for i in range(q.shape[0]):
@@ -91,6 +98,8 @@ def first_token_distribution(p, q, on_reject: OnReject | str = OnReject.RESIDUAL
     p = _dist(p, "p", "first_token_distribution", 1)
     q = _dist(q, "q", "first_token_distribution", 1)
     on_reject = _check_mode(on_reject, "first_token_distribution")
+    if p.shape != q.shape:
+        raise ArgumentError(f"first_token_distribution: p and q must have the same vocabulary, got {p.shape} and {q.shape}")
     kept = np.minimum(p, q)
     fix = residual(p, q) if on_reject is OnReject.RESIDUAL else p
     return kept + (1.0 - kept.sum()) * fix
@@ -104,8 +113,10 @@ def simulate_first_token(p, q, trials: int, *, seed: int = 0, on_reject: OnRejec
     q = _dist(q, "q", "simulate_first_token", 1)
     on_reject = _check_mode(on_reject, "simulate_first_token")
     if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
-        raise ValueError(f"simulate_first_token: trials must be a whole number >= 1, got {trials!r}")
-    rng = np.random.default_rng(seed)
+        raise ArgumentError(f"simulate_first_token: trials must be a whole number >= 1, got {trials!r}")
+    if p.shape != q.shape:
+        raise ArgumentError(f"simulate_first_token: p and q must have the same vocabulary, got {p.shape} and {q.shape}")
+    rng = np.random.default_rng(count("simulate_first_token", "seed", seed, minimum=0))
     V = p.size
     x = rng.choice(V, size=trials, p=q)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -117,7 +128,19 @@ def simulate_first_token(p, q, trials: int, *, seed: int = 0, on_reject: OnRejec
 
 def total_variation(a, b) -> float:
     """Total-variation distance ½ Σ |a − b| between two distributions."""
-    return 0.5 * float(np.abs(np.asarray(a, float) - np.asarray(b, float)).sum())
+    arrs = []
+    for name, x in (("a", a), ("b", b)):
+        try:
+            arrs.append(np.asarray(x, dtype=np.float64))
+        except (TypeError, ValueError):
+            raise ArgumentTypeError(f"total_variation: {name} must be an array of probabilities, got "
+                                    f"{type(x).__name__}") from None
+        if not np.all(np.isfinite(arrs[-1])):
+            raise ArgumentError(f"total_variation: {name} must hold finite numbers")
+    a, b = arrs
+    if a.shape != b.shape:
+        raise ArgumentError(f"total_variation: a and b must have the same shape, got {a.shape} and {b.shape}")
+    return 0.5 * float(np.abs(a - b).sum())
 
 
 __all__ = ["residual", "speculative_sample", "first_token_distribution", "simulate_first_token",

@@ -7,14 +7,13 @@ matrix product and attention of the model over the step's batch: :func:`batch_st
 """
 from __future__ import annotations
 
-import numbers
 from collections import Counter
 from dataclasses import dataclass
 
 from ..hardware import ExecUnit
-from ..hardware import get as get_chip
 from ..machines.roofline import Bound, KernelCost  # noqa: F401  (Bound: what StepCost.bound returns)
-from . import llm
+from ..support.errors import count
+from . import _checks, llm
 
 
 @dataclass(frozen=True)
@@ -38,13 +37,7 @@ class StepCost(KernelCost):
         return self.time * 1e3
 
 
-def _whole(v, name: str, where: str, lo: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
-        raise ValueError(f"{where}: {name} must be a whole number >= {lo}, got {v!r}")
-    return int(v)
-
-
-def batch_step_time(cfg, chip, seqs, *, dtype="bfloat16") -> StepCost:
+def batch_step_time(cfg, chip, seqs, *, dtype="bfloat16", check: bool = True) -> StepCost:
     """Roofline cost of one forward step of the whole model over a batch of sequences, labsim's closed
     form: ``seqs`` is a list of (new_tokens, kv_len), each sequence adding ``new_tokens`` after ``kv_len``
     cached positions (a decode is (1, L); a prompt chunk is (C, already done)).
@@ -57,27 +50,33 @@ def batch_step_time(cfg, chip, seqs, *, dtype="bfloat16") -> StepCost:
     once and its new K, V written.
     Time = max(FLOPs / matrix peak, bytes / HBM bandwidth) (:attr:`KernelCost.time`): one bound for the
     whole step, as if every kernel were at the same limit (an optimistic simplification).
+
+    Refused (labsim errors), unless ``check=False``: a context (``kv_len + new_tokens``) beyond the
+    model's ``max_seq``, and a step whose weights and KV caches do not fit in one chip's HBM
+    (:class:`~labsim.support.errors.OutOfMemoryError`, with the GiB needed and the chips it would take).
+    ``check=False`` prices the step anyway, a what-if: as if the model took any context and the chip's
+    memory were unbounded.
     """
-    if not seqs:
-        raise ValueError("batch_step_time: seqs is empty (give at least one (new_tokens, kv_len))")
-    return _step(cfg, chip, Counter(map(tuple, seqs)), dtype)
+    seqs = _checks.pairs("batch_step_time", "seqs", seqs)
+    return _step(cfg, chip, Counter(seqs), dtype, check, "batch_step_time")
 
 
-def _step(cfg, chip, counts, dtype) -> StepCost:
-    """The step of ``counts[(new_tokens, kv_len)]`` equal sequences of each kind."""
-    cfg, chip = llm.get(cfg), get_chip(chip)
-    flops = nbytes = tokens = 0
+def _step(cfg, chip, counts, dtype, check, fn) -> StepCost:
+    """The step of ``counts[(new_tokens, kv_len)]`` equal sequences of each kind (checked pairs)."""
+    cfg, chip = _checks.model(fn, cfg), _checks.chip(fn, chip)
+    dtype = _checks.matrix_dtype(fn, chip, dtype)
+    flops = nbytes = tokens = kv_held = 0
     kvb, mm = llm.kv_cache_bytes_per_token(cfg, dtype), llm.matmul_params(cfg)
     for (t, L), n in counts.items():  # equal sequences counted once, times their number
-        t = _whole(t, "new_tokens", "batch_step_time", 1)
-        L = _whole(L, "kv_len", "batch_step_time", 0)
+        if check:
+            _checks.context(fn, cfg, L + t, f"kv_len + new_tokens = {L:,} + {t:,}", hint=" (check=False prices it anyway)")
         tokens += n * t
         flops += n * (2 * mm * t + llm.attention_flops_per_token(cfg, L + t) * t)
         nbytes += n * kvb * llm.kv_positions(cfg, L + t)
+        kv_held += n * kvb * llm.kv_positions(cfg, L + t)
     nbytes += llm.weight_bytes_read(cfg, tokens, dtype)
-    if dtype not in chip.matrix_flops:
-        raise ValueError(f"batch_step_time: {chip.name} has no matrix rate for dtype {dtype}; "
-                         f"it has {list(chip.matrix_flops)}")
+    if check:
+        _checks.memory(fn, cfg, chip, llm.weight_bytes(cfg, dtype), kv_held, hint=" (check=False prices the step anyway)")
     peak, bw = chip.peak_flops(dtype, ExecUnit.MATRIX), chip.hbm_bandwidth
     name = f"{cfg.name} step ({tokens:,} token{'' if tokens == 1 else 's'})"
     return StepCost(kernel=name, unit=ExecUnit.MATRIX, dtype=dtype, flops=flops,
@@ -85,10 +84,13 @@ def _step(cfg, chip, counts, dtype) -> StepCost:
                     memory_time=nbytes / bw, tokens=tokens)
 
 
-def step_time(cfg, chip, *, batch: int, new_tokens: int = 1, kv_len: int = 0, dtype="bfloat16") -> StepCost:
-    """:func:`batch_step_time` for ``batch`` equal sequences of ``new_tokens`` after ``kv_len`` cached ones."""
-    batch = _whole(batch, "batch", "step_time", 1)
-    return _step(cfg, chip, {(new_tokens, kv_len): batch}, dtype)
+def step_time(cfg, chip, *, batch: int, new_tokens: int = 1, kv_len: int = 0, dtype="bfloat16",
+              check: bool = True) -> StepCost:
+    """:func:`batch_step_time` for ``batch`` equal sequences of ``new_tokens`` after ``kv_len`` cached ones
+    (the same checks, unless ``check=False``: context within ``max_seq``, weights and KV caches within HBM)."""
+    batch = count("step_time", "batch", batch, minimum=1)
+    pair = (count("step_time", "new_tokens", new_tokens, minimum=1), count("step_time", "kv_len", kv_len, minimum=0))
+    return _step(cfg, chip, {pair: batch}, dtype, check, "step_time")
 
 
 __all__ = ["StepCost", "batch_step_time", "step_time"]
