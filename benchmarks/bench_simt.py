@@ -2,9 +2,11 @@
 
 Run with ``make bench`` (or ``python benchmarks/bench_simt.py``). Prints two tables:
 
-1. values only (``trace=False``): kernels the compiler emits, each with at least 64 warps, run on the
-   H100 preset; thread-instructions (active lanes summed over every issued instruction) per second of
-   wall time. Target: at least 10 million per second on the 2-core build machine.
+1. values only (``trace=False``): kernels the compiler emits (4,096 to 32,768 warps; the matmul 32),
+   run on the H100 preset (the matmul on the A100 preset); thread-instructions (active lanes summed over every
+   issued instruction) per second of wall time, the time of ``ls.simt.run`` (lowering each kernel to the
+   kernel IR included). Target (issue 20): at least 50 million per second on every kernel, on the
+   2-core build machine.
 2. with the issue model (``trace=True``/"auto"): the latency-hiding and divergence experiments the
    chapters animate, wall time per run (a widget redraw reruns one of these).
 """
@@ -23,7 +25,7 @@ import labsim as ls  # noqa: E402
 import labsim.numpy as lnp  # noqa: E402
 
 S = ls.ShapeDtype
-TARGET = 10e6
+TARGET = 50e6
 
 
 def main() -> None:
@@ -47,7 +49,7 @@ def main() -> None:
         rate = run.thread_instructions / t
         rows.append([name, f"{warps:,}", f"{run.thread_instructions:,}", f"{t * 1e3:,.0f}", f"{rate / 1e6:,.1f}",
                      "yes" if rate >= TARGET else "NO", "yes" if ok else "NO"])
-    table("1. SIMT machine, values only: simulated thread-instructions per second (target >= 10 M/s)",
+    table(f"1. SIMT machine, values only: simulated thread-instructions per second (target >= {TARGET / 1e6:.0f} M/s)",
           ["kernel", "warps", "thread-instr", "ms", "M thread-instr/s", "target", "== evaluate"], rows)
 
     rows = []

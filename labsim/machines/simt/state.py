@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...compiler.isa import Imm, KernelIR, Param, Reg, Special, reg_dtype
+from functools import lru_cache
+
+from ...compiler.isa import Imm, KernelIR, Param, Reg, Special, reg_dtype as _reg_dtype
 from ...core.dtypes import ITEMSIZE
 from ...hardware import WARP_SIZE as WARP
 from .results import SimtError
 
 _BASE_SHIFT = 40  # buffer i lives at address (i + 1) << 40
 _LANE_BITS = (np.uint64(1) << np.arange(WARP, dtype=np.uint64))
+reg_dtype = lru_cache(maxsize=None)(_reg_dtype)  # a PTX type's NumPy dtype, looked up once
 
 
 class _Wave:
@@ -47,6 +50,13 @@ class _Wave:
         self.rpc = np.full(self.W, -1, np.int64)
         self.below: list[list[list]] = [[] for _ in range(self.W)]
         self.state = np.zeros(self.W, np.int8)  # 0 running, 1 barrier, 2 exited
+        self.depth = np.zeros(self.W, np.int64)  # entries below the top, per warp
+        self.ndiv = 0  # warps with entries below the top (diverged, not yet met again)
+        # the warps the current step runs: ``sel`` indexes the register arrays (a slice when it is every
+        # warp of the wave, so reads are views and writes need no scatter); ``full``: every lane of
+        # them is active and unguarded
+        self.sel = slice(None)
+        self.full = False
 
 
 class _Memory:
@@ -58,21 +68,29 @@ class _Memory:
     def base(self, i: int) -> np.uint64:
         return np.uint64((i + 1) << _BASE_SHIFT)
 
-    def locate(self, addr: np.ndarray, pc: int):
-        """Buffer index and element index of each address (a 1-D array of active-lane addresses)."""
+    def parts(self, addr: np.ndarray, pc: int) -> list:
+        """Split a 1-D array of active-lane addresses by the buffer each falls in: a list of
+        (buffer index, which addresses (None: all of them), their byte offsets), buffers in order."""
         b = (addr >> np.uint64(_BASE_SHIFT)).astype(np.int64) - 1
         off = (addr & np.uint64((1 << _BASE_SHIFT) - 1)).astype(np.int64)
-        ub = np.unique(b)
-        if len(ub) and (ub.min() < 0 or ub.max() >= len(self.bufs)):
+        lo, hi = int(b.min()), int(b.max())
+        if lo < 0 or hi >= len(self.bufs):
             raise SimtError(f"pc {pc}: address outside every buffer")
-        return b, off, ub
+        if lo == hi:
+            return [(lo, None, off)]
+        out = []
+        for bi in range(lo, hi + 1):
+            sel = b == bi
+            if sel.any():
+                out.append((bi, sel, off[sel]))
+        return out
 
 
 def _operand(wave: _Wave, mem: _Memory, s, idx, dtype=None):
     if isinstance(s, Reg):
-        return wave.regs[s.name][idx]
+        return wave.regs[s.name][wave.sel]
     if isinstance(s, Special):
-        return wave.special[s][idx]
+        return wave.special[s][wave.sel]
     if isinstance(s, Imm):
         return np.asarray(s.value, dtype=reg_dtype(s.type) if dtype is None else dtype)
     if isinstance(s, Param):
@@ -82,8 +100,13 @@ def _operand(wave: _Wave, mem: _Memory, s, idx, dtype=None):
 
 def _write(wave: _Wave, dst: Reg, idx, mask, val) -> None:
     cur = wave.regs[dst.name]
-    val = np.broadcast_to(np.asarray(val), (len(idx), WARP)).astype(cur.dtype, copy=False)
-    if mask.all():
-        cur[idx] = val
+    sel = wave.sel
+    val = np.asarray(val)
+    if val.shape != (len(idx), WARP):
+        val = np.broadcast_to(val, (len(idx), WARP))
+    if val.dtype != cur.dtype:
+        val = val.astype(cur.dtype)
+    if wave.full or mask.all():
+        cur[sel] = val
     else:
-        cur[idx] = np.where(mask, val, cur[idx])
+        cur[sel] = np.where(mask, val, cur[sel])
