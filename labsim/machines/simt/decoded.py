@@ -15,7 +15,6 @@ import numpy as np
 
 from ...compiler.isa import Imm, KernelIR, Param, Reg, Special
 from ...core import alu
-from ...hardware import WARP_SIZE as WARP
 from .state import _Memory, _Wave, reg_dtype
 from .values import _ARITH, _UNARY, INSTRUCTIONS, _cmp, _converted, _wide_mad
 
@@ -29,7 +28,7 @@ def _value(wave: _Wave, mem: _Memory, s):
     if isinstance(s, Imm):
         return np.asarray(s.value, dtype=reg_dtype(s.type))
     if isinstance(s, Param):
-        return np.full((wave.W, WARP), mem.base(s.index), np.uint64)
+        return np.asarray(mem.base(s.index), np.uint64)  # the same for every lane: broadcast when written
     return None
 
 

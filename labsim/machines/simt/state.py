@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from collections import defaultdict
 from functools import lru_cache
 
 from ...compiler.isa import Imm, KernelIR, Param, Reg, Special, reg_dtype as _reg_dtype
@@ -44,11 +45,11 @@ class _Wave:
         self.smem = np.zeros((self.nb, max(ir.shared_bytes, 16)), np.uint8)
         full = tid < ir.block
         # reconvergence stacks: the top entry in arrays (pc, mask, reconvergence pc), the entries
-        # below it in a Python list per warp (empty while a warp has not diverged)
+        # below it in a Python list per warp (empty while a warp has not diverged; made when first used)
         self.pc = np.zeros(self.W, np.int64)
         self.mask = full.copy()
         self.rpc = np.full(self.W, -1, np.int64)
-        self.below: list[list[list]] = [[] for _ in range(self.W)]
+        self.below: dict[int, list[list]] = defaultdict(list)
         self.state = np.zeros(self.W, np.int8)  # 0 running, 1 barrier, 2 exited
         self.depth = np.zeros(self.W, np.int64)  # entries below the top, per warp
         self.ndiv = 0  # warps with entries below the top (diverged, not yet met again)
