@@ -72,13 +72,14 @@ class _Memory:
     def parts(self, addr: np.ndarray, pc: int) -> list:
         """Split a 1-D array of active-lane addresses by the buffer each falls in: a list of
         (buffer index, which addresses (None: all of them), their byte offsets), buffers in order."""
-        b = (addr >> np.uint64(_BASE_SHIFT)).astype(np.int64) - 1
-        off = (addr & np.uint64((1 << _BASE_SHIFT) - 1)).astype(np.int64)
-        lo, hi = int(b.min()), int(b.max())
+        top = addr >> np.uint64(_BASE_SHIFT)  # buffer index + 1
+        off = (addr & np.uint64((1 << _BASE_SHIFT) - 1)).view(np.int64)
+        lo, hi = int(top.min()) - 1, int(top.max()) - 1
         if lo < 0 or hi >= len(self.bufs):
             raise SimtError(f"pc {pc}: address outside every buffer")
         if lo == hi:
             return [(lo, None, off)]
+        b = top.view(np.int64) - 1
         out = []
         for bi in range(lo, hi + 1):
             sel = b == bi

@@ -330,22 +330,32 @@ def _copy(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx, mask) -> None:
     sdst = _lanes(_operand(wave, mem, ins.srcs[0], idx), n, np.int64)
     gsrc = _lanes(_operand(wave, mem, ins.srcs[1], idx), n, np.uint64)
     keep = _lanes(_operand(wave, mem, ins.srcs[2], idx), n, None) != 0
+    if wave.full and keep.all():  # every lane copies: no mask, no zero fill
+        v = np.empty(gsrc.size, nd)
+        _gather(mem, gsrc.ravel(), v, pc)
+        view[wave.wblock_local[idx][:, None], sdst // nd.itemsize] = v.reshape(sdst.shape)
+        return
     blk = np.broadcast_to(wave.wblock_local[idx][:, None], sdst.shape)
     vals = np.zeros(sdst.shape, nd)
     m2 = mask & keep
     a = gsrc[m2]
     if a.size:
         v = np.empty(a.size, nd)
-        for bi, sel, off in mem.parts(a, pc):
-            el = off // mem.itemsize[bi]
-            if el.max() >= mem.bufs[bi].size:
-                raise SimtError(f"pc {pc}: cp.async reads outside buffer {mem.names[bi]}")
-            if sel is None:
-                v[:] = mem.bufs[bi][el]
-            else:
-                v[sel] = mem.bufs[bi][el]
+        _gather(mem, a, v, pc)
         vals[m2] = v
     view[blk[mask], sdst[mask] // nd.itemsize] = vals[mask]
+
+
+def _gather(mem: _Memory, a: np.ndarray, v: np.ndarray, pc: int) -> None:
+    """cp.async's reads: ``v[i]`` = the element at device address ``a[i]``."""
+    for bi, sel, off in mem.parts(a, pc):
+        el = off // mem.itemsize[bi]
+        if el.max() >= mem.bufs[bi].size:
+            raise SimtError(f"pc {pc}: cp.async reads outside buffer {mem.names[bi]}")
+        if sel is None:
+            v[:] = mem.bufs[bi][el]
+        else:
+            v[sel] = mem.bufs[bi][el]
 
 
 def _mma(ins: Instr, wave: _Wave, idx, mask) -> None:
