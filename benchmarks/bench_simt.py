@@ -2,15 +2,20 @@
 
 Run with ``make bench`` (or ``python benchmarks/bench_simt.py``). Prints two tables:
 
-1. values only (``trace=False``): kernels the compiler emits, each with at least 64 warps, run on the
-   H100 preset; thread-instructions (active lanes summed over every issued instruction) per second of
-   wall time. Target: at least 10 million per second on the 2-core build machine.
+1. values only (``trace=False``): kernels the compiler emits (4,096 to 32,768 warps; the matmul 32),
+   run on the H100 preset (the matmul on the A100 preset); thread-instructions (active lanes summed over every
+   issued instruction) per second of wall time, the time of ``ls.simt.run`` (lowering each kernel to the
+   kernel IR included). Target (issue 20): at least 50 million per second on every kernel, on the
+   2-core build machine. The last column divides by this process's CPU time of one more run instead:
+   on a machine shared with other work it shows what the wall-time rate would be on an idle one (the
+   target is judged on wall time).
 2. with the issue model (``trace=True``/"auto"): the latency-hiding and divergence experiments the
    chapters animate, wall time per run (a widget redraw reruns one of these).
 """
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +28,7 @@ import labsim as ls  # noqa: E402
 import labsim.numpy as lnp  # noqa: E402
 
 S = ls.ShapeDtype
-TARGET = 10e6
+TARGET = 50e6
 
 
 def main() -> None:
@@ -41,14 +46,19 @@ def main() -> None:
         xs = [rng.standard_normal(s.shape).astype(np.float32) for s in specs]
         chip = "A100 80GB" if "A100" in name else "H100 SXM"
         t, run = best(lambda: ls.simt.run(prog, *xs, chip=chip), repeats=2)
+        c0 = time.process_time()  # this process's CPU time: what the rate would be on an idle machine
+        ls.simt.run(prog, *xs, chip=chip)
+        cpu = time.process_time() - c0
         warps = sum(k.ir.grid * k.ir.warps_per_block for k in run.kernels)
         ok = all(np.allclose(np.asarray(a), np.asarray(b), rtol=2e-4, atol=1e-4)
                  for a, b in zip(np.atleast_1d(run.outputs), np.atleast_1d(ls.evaluate(prog.graph, *xs))))
         rate = run.thread_instructions / t
         rows.append([name, f"{warps:,}", f"{run.thread_instructions:,}", f"{t * 1e3:,.0f}", f"{rate / 1e6:,.1f}",
-                     "yes" if rate >= TARGET else "NO", "yes" if ok else "NO"])
-    table("1. SIMT machine, values only: simulated thread-instructions per second (target >= 10 M/s)",
-          ["kernel", "warps", "thread-instr", "ms", "M thread-instr/s", "target", "== evaluate"], rows)
+                     "yes" if rate >= TARGET else "NO", "yes" if ok else "NO",
+                     f"{run.thread_instructions / max(cpu, 1e-9) / 1e6:,.1f}"])
+    table(f"1. SIMT machine, values only: simulated thread-instructions per second (target >= {TARGET / 1e6:.0f} M/s)",
+          ["kernel", "warps", "thread-instr", "ms", "M thread-instr/s", "target", "== evaluate",
+           "M/s of CPU time"], rows)
 
     rows = []
     for w in (4, 16, 32):

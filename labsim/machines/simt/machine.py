@@ -10,7 +10,10 @@ divergent branch the top entry becomes the reconvergence entry (its pc the branc
 post-dominator), the not-taken path is pushed, then the taken path, so the taken path runs first; an
 entry is popped when its pc reaches its reconvergence pc. ``bar.sync`` holds a warp until every warp of
 its block has arrived. Loads and stores touch real NumPy buffers; each one records the 32-byte sectors
-and 128-byte lines its active lanes' addresses fall in (:mod:`.coalescing`).
+and 128-byte lines its active lanes' addresses fall in (:mod:`.coalescing`). While every warp of the
+wave stands at one instruction and none has diverged, a step works on whole register arrays (no gather
+or scatter), and an instruction with all lanes active runs as decoded once per wave (:mod:`.decoded`);
+that changes how fast the values are computed, not what they are.
 
 **Time (the issue model).** The sequence of instructions each warp executed (with its masks) is then
 played on SMs cycle by cycle: blocks are placed on SMs as occupancy allows (``ls.simt.occupancy``) and a
@@ -36,92 +39,186 @@ from ...hardware import WARP_SIZE as WARP, Chip, get as get_chip  # noqa: F401  
 from .results import KernelRun, MemStat, SimtError, Stall, Timing, WarpTrace
 from .schedule import _play
 from .state import _LANE_BITS, _Memory, _Wave
+from .decoded import decode
 from .values import _execute
 
 
 def _run_values(ir: KernelIR, mem: _Memory, blocks: np.ndarray, log: list, memstats: list, record_mem: bool,
                 max_steps: int) -> None:
+    """Run the warps of ``blocks`` to the end, logging (pc, warps, masks) for every issued instruction.
+
+    Each step runs the instruction at the lowest pc among running warps for every warp standing there.
+    While every warp of the wave runs at one pc and none has diverged (the common case), the step
+    reads and writes whole register arrays (no gather or scatter) and keeps one copy of the masks."""
     wave = _Wave(ir, blocks)
+    fast = decode(ir, wave, mem)
     code = ir.code
     n = len(code)
     labels = ir.labels
     nw = ir.warps_per_block
+    W = wave.W
+    all_idx = np.arange(W)
     steps = 0
+    uni = False  # every warp running at pc ``upc``, no warp diverged: ``umask`` holds their masks
+    upc = 0
+    umask = None
+    ufull = False
     while True:
-        running = np.flatnonzero(wave.state == 0)
-        if running.size == 0:
-            waiting = np.flatnonzero(wave.state == 1)
-            if waiting.size == 0:
-                break
-            # release every block whose warps are all at the barrier or exited
-            released = False
-            for b in np.unique(wave.wblock_local[waiting]):
-                ws = np.arange(b * nw, (b + 1) * nw)
-                if (wave.state[ws] != 0).all():
-                    wave.state[ws[wave.state[ws] == 1]] = 0
-                    released = True
-            if not released:
-                raise SimtError("barrier deadlock")
-            continue
-        pc = int(wave.pc[running].min())
-        idx = running[wave.pc[running] == pc]
+        if uni:
+            pc, idx, masks = upc, all_idx, umask
+            wave.sel = _ALL
+        else:
+            running = np.flatnonzero(wave.state == 0)
+            if running.size == 0:
+                waiting = np.flatnonzero(wave.state == 1)
+                if waiting.size == 0:
+                    break
+                _release(wave, waiting, nw)
+                continue
+            pcs = wave.pc[running]
+            pc = int(pcs.min())
+            if running.size == W and wave.ndiv == 0 and (pcs == pc).all():
+                uni, upc, idx = True, pc, all_idx
+                masks = umask = wave.mask.copy()
+                ufull = bool(umask.all())
+                wave.sel = _ALL
+            else:
+                idx = running[pcs == pc]
+                masks = wave.mask[idx]
+                wave.sel = idx
         steps += 1
         if steps > max_steps:
             raise SimtError(f"kernel {ir.name} ran more than {max_steps} steps (an endless loop?)")
+        wave.full = False
         if pc >= n:
-            for w in idx:
-                wave.state[w] = 2
+            wave.state[idx] = 2
+            uni = False
             continue
+        log.append((pc, idx, masks))
         ins = code[pc]
-        masks = wave.mask[idx]
-        log.append((pc, idx.copy(), masks))
+        if uni and ufull:
+            f = fast[pc]
+            if f is not None:  # every lane of every warp: dst[...] = rule(*operands), no lookups
+                f[2][...] = f[0](*f[1])
+                upc = pc + 1
+                continue
+            if ins.op == "bra" and ins.guard is not None:  # taken by all lanes, or by none?
+                p = wave.regs[ins.guard.name]
+                if p.all() if not ins.guard_neg else not p.any():
+                    upc = labels[ins.srcs[0].name]
+                    continue
+                if not p.any() if not ins.guard_neg else p.all():
+                    upc = pc + 1
+                    continue
         gmask = masks
         if ins.guard is not None:
-            p = wave.regs[ins.guard.name][idx]
+            p = wave.regs[ins.guard.name][wave.sel]
             gmask = masks & (~p if ins.guard_neg else p)
         op = ins.op
         if op == "bra":
             tgt = labels[ins.srcs[0].name]
             if ins.guard is None:
-                _goto(wave, idx, tgt)
+                if uni:
+                    upc = tgt
+                else:
+                    _goto(wave, idx, tgt)
             else:
                 taken_all = (gmask == masks).all(axis=1)
                 none = ~gmask.any(axis=1)
+                if uni and taken_all.all():
+                    upc = tgt
+                    continue
+                if uni and none.all() and not taken_all.any():
+                    upc = pc + 1
+                    continue
+                uni = False
                 _goto(wave, idx[taken_all], tgt)
                 _goto(wave, idx[none & ~taken_all], pc + 1)
                 for g in np.flatnonzero(~taken_all & ~none):
                     w = idx[g]
                     r = ir.reconverge[pc]
                     # the top becomes the reconvergence entry; push not-taken, then taken (runs first)
-                    wave.below[w].append([r, wave.mask[w].copy(), wave.rpc[w]])
-                    wave.below[w].append([pc + 1, masks[g] & ~gmask[g], r])
+                    _push(wave, w, [r, wave.mask[w].copy(), wave.rpc[w]])
+                    _push(wave, w, [pc + 1, masks[g] & ~gmask[g], r])
                     wave.pc[w], wave.mask[w], wave.rpc[w] = tgt, gmask[g], r
                     _settle(wave, w)
             continue
         if op in ("exit", "ret"):
-            for g, w in enumerate(idx):
-                gone = gmask[g]
-                wave.mask[w] &= ~gone
-                for e in wave.below[w]:
-                    e[1] = e[1] & ~gone
-                wave.pc[w] = pc + 1
-                while not wave.mask[w].any() and wave.below[w]:
-                    wave.pc[w], wave.mask[w], wave.rpc[w] = wave.below[w].pop()
-                if not wave.mask[w].any():
-                    wave.state[w] = 2
-                else:
-                    _settle(wave, w)
+            uni = False
+            _exit(wave, idx, gmask, pc)
             continue
+        wave.full = uni and ufull and ins.guard is None
         _execute(ins, pc, wave, mem, idx, gmask, memstats, record_mem)
+        if uni:
+            # bar.sync with every warp of every block arriving: all are released at once. (While
+            # uniform, wave.pc is not kept: every way out of it sets the pc of every warp.)
+            upc = pc + 1
+            continue
         if op == "bar":
             wave.state[idx] = 1
         _goto(wave, idx, pc + 1)
+
+
+_ALL = slice(None)
+
+
+def _release(wave: _Wave, waiting: np.ndarray, nw: int) -> None:
+    """Release every block whose warps are all at the barrier or exited."""
+    released = False
+    for b in np.unique(wave.wblock_local[waiting]):
+        ws = np.arange(b * nw, (b + 1) * nw)
+        if (wave.state[ws] != 0).all():
+            wave.state[ws[wave.state[ws] == 1]] = 0
+            released = True
+    if not released:
+        raise SimtError("barrier deadlock")
+
+
+def _exit(wave: _Wave, idx: np.ndarray, gmask: np.ndarray, pc: int) -> None:
+    """``exit``: the guarded lanes leave; a warp whose lanes all left pops its stack or is done."""
+    flat = wave.depth[idx] == 0
+    if flat.any():  # warps that never diverged (or met again): their stacks are empty
+        ws = idx[flat]
+        left = wave.mask[ws] & ~gmask[flat]
+        wave.mask[ws] = left
+        wave.pc[ws] = pc + 1
+        wave.state[ws[~left.any(axis=1)]] = 2
+    for g in np.flatnonzero(~flat):
+        w = idx[g]
+        gone = gmask[g]
+        wave.mask[w] &= ~gone
+        for e in wave.below[w]:
+            e[1] = e[1] & ~gone
+        wave.pc[w] = pc + 1
+        while not wave.mask[w].any() and wave.below[w]:
+            wave.pc[w], wave.mask[w], wave.rpc[w] = _pop(wave, w)
+        if not wave.mask[w].any():
+            wave.state[w] = 2
+        else:
+            _settle(wave, w)
+
+
+def _push(wave: _Wave, w: int, entry: list) -> None:
+    if not wave.below[w]:
+        wave.ndiv += 1
+    wave.below[w].append(entry)
+    wave.depth[w] += 1
+
+
+def _pop(wave: _Wave, w: int) -> list:
+    e = wave.below[w].pop()
+    wave.depth[w] -= 1
+    if not wave.below[w]:
+        wave.ndiv -= 1
+    return e
 
 
 def _goto(wave: _Wave, ws, pc: int) -> None:
     if len(ws) == 0:
         return
     wave.pc[ws] = pc
+    if wave.ndiv == 0:
+        return  # no stack entries: no reconvergence pc to meet
     hit = ws[wave.rpc[ws] == pc]
     for w in hit:
         _settle(wave, w)
@@ -130,7 +227,7 @@ def _goto(wave: _Wave, ws, pc: int) -> None:
 def _settle(wave: _Wave, w: int) -> None:
     """Pop entries whose pc reached their reconvergence pc (the paths met again)."""
     while wave.below[w] and wave.pc[w] == wave.rpc[w]:
-        wave.pc[w], wave.mask[w], wave.rpc[w] = wave.below[w].pop()
+        wave.pc[w], wave.mask[w], wave.rpc[w] = _pop(wave, w)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -191,12 +288,27 @@ def run_ir(ir: KernelIR, buffers: dict[str, np.ndarray] | list, chip: str | Chip
     for b0 in range(0, ir.grid, chunk):
         blocks = np.arange(b0, min(ir.grid, b0 + chunk))
         part: list = []
-        _run_values(ir, mem, blocks, part, memstats, record_mem, max_steps)
+        with np.errstate(all="ignore"):  # inf and nan are values, as in alu.apply
+            _run_values(ir, mem, blocks, part, memstats, record_mem, max_steps)
         nw = ir.warps_per_block
-        log.extend((pc, idx + b0 * nw, m) for pc, idx, m in part)
+        if b0 == 0:
+            log.extend(part)
+        else:
+            moved: dict = {}  # the uniform steps share one warp array: shift it once
+            for pc, idx, m in part:
+                j = moved.get(id(idx))
+                if j is None:
+                    j = moved[id(idx)] = idx + b0 * nw
+                log.append((pc, j, m))
     W = ir.grid * ir.warps_per_block
     warp_instr = sum(len(idx) for _, idx, _ in log)
-    thread_instr = int(sum(int(m.sum()) for _, _, m in log))
+    lanes: dict = {}  # id of a mask array (the log holds them all, so ids are distinct) -> active lanes
+    thread_instr = 0
+    for _, _, m in log:
+        k = lanes.get(id(m))
+        if k is None:
+            k = lanes[id(m)] = int(np.count_nonzero(m))
+        thread_instr += k
     tr = None
     if trace:
         if trace == "auto":
@@ -208,7 +320,11 @@ def run_ir(ir: KernelIR, buffers: dict[str, np.ndarray] | list, chip: str | Chip
             traced = int(trace)
         pcs = np.concatenate([np.full(len(idx), pc) for pc, idx, _ in log]) if log else np.zeros(0, np.int64)
         ws = np.concatenate([idx for _, idx, _ in log]) if log else np.zeros(0, np.int64)
-        ms = np.concatenate([(m.astype(np.uint64) * _LANE_BITS).sum(axis=1) for _, _, m in log]) if log else np.zeros(0)
+        bits: dict = {}  # id of a mask array -> its lanes as bits, one number per warp
+        for _, _, m in log:
+            if id(m) not in bits:
+                bits[id(m)] = (m.astype(np.uint64) * _LANE_BITS).sum(axis=1)
+        ms = np.concatenate([bits[id(m)] for _, _, m in log]) if log else np.zeros(0)
         order = np.argsort(ws, kind="stable")
         ws_s, pcs_s, ms_s = ws[order], pcs[order], ms[order].astype(np.uint32)
         bounds = np.searchsorted(ws_s, np.arange(W + 1))

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...compiler.isa import Imm, KernelIR, Param, Reg, Special, reg_dtype
+from collections import defaultdict
+from functools import lru_cache
+
+from ...compiler.isa import Imm, KernelIR, Param, Reg, Special, reg_dtype as _reg_dtype
 from ...core.dtypes import ITEMSIZE
 from ...hardware import WARP_SIZE as WARP
 from .results import SimtError
 
 _BASE_SHIFT = 40  # buffer i lives at address (i + 1) << 40
 _LANE_BITS = (np.uint64(1) << np.arange(WARP, dtype=np.uint64))
+reg_dtype = lru_cache(maxsize=None)(_reg_dtype)  # a PTX type's NumPy dtype, looked up once
 
 
 class _Wave:
@@ -41,12 +45,19 @@ class _Wave:
         self.smem = np.zeros((self.nb, max(ir.shared_bytes, 16)), np.uint8)
         full = tid < ir.block
         # reconvergence stacks: the top entry in arrays (pc, mask, reconvergence pc), the entries
-        # below it in a Python list per warp (empty while a warp has not diverged)
+        # below it in a Python list per warp (empty while a warp has not diverged; made when first used)
         self.pc = np.zeros(self.W, np.int64)
         self.mask = full.copy()
         self.rpc = np.full(self.W, -1, np.int64)
-        self.below: list[list[list]] = [[] for _ in range(self.W)]
+        self.below: dict[int, list[list]] = defaultdict(list)
         self.state = np.zeros(self.W, np.int8)  # 0 running, 1 barrier, 2 exited
+        self.depth = np.zeros(self.W, np.int64)  # entries below the top, per warp
+        self.ndiv = 0  # warps with entries below the top (diverged, not yet met again)
+        # the warps the current step runs: ``sel`` indexes the register arrays (a slice when it is every
+        # warp of the wave, so reads are views and writes need no scatter); ``full``: every lane of
+        # them is active and unguarded
+        self.sel = slice(None)
+        self.full = False
 
 
 class _Memory:
@@ -58,21 +69,30 @@ class _Memory:
     def base(self, i: int) -> np.uint64:
         return np.uint64((i + 1) << _BASE_SHIFT)
 
-    def locate(self, addr: np.ndarray, pc: int):
-        """Buffer index and element index of each address (a 1-D array of active-lane addresses)."""
-        b = (addr >> np.uint64(_BASE_SHIFT)).astype(np.int64) - 1
-        off = (addr & np.uint64((1 << _BASE_SHIFT) - 1)).astype(np.int64)
-        ub = np.unique(b)
-        if len(ub) and (ub.min() < 0 or ub.max() >= len(self.bufs)):
+    def parts(self, addr: np.ndarray, pc: int) -> list:
+        """Split a 1-D array of active-lane addresses by the buffer each falls in: a list of
+        (buffer index, which addresses (None: all of them), their byte offsets), buffers in order."""
+        top = addr >> np.uint64(_BASE_SHIFT)  # buffer index + 1
+        off = (addr & np.uint64((1 << _BASE_SHIFT) - 1)).view(np.int64)
+        lo, hi = int(top.min()) - 1, int(top.max()) - 1
+        if lo < 0 or hi >= len(self.bufs):
             raise SimtError(f"pc {pc}: address outside every buffer")
-        return b, off, ub
+        if lo == hi:
+            return [(lo, None, off)]
+        b = top.view(np.int64) - 1
+        out = []
+        for bi in range(lo, hi + 1):
+            sel = b == bi
+            if sel.any():
+                out.append((bi, sel, off[sel]))
+        return out
 
 
 def _operand(wave: _Wave, mem: _Memory, s, idx, dtype=None):
     if isinstance(s, Reg):
-        return wave.regs[s.name][idx]
+        return wave.regs[s.name][wave.sel]
     if isinstance(s, Special):
-        return wave.special[s][idx]
+        return wave.special[s][wave.sel]
     if isinstance(s, Imm):
         return np.asarray(s.value, dtype=reg_dtype(s.type) if dtype is None else dtype)
     if isinstance(s, Param):
@@ -82,8 +102,13 @@ def _operand(wave: _Wave, mem: _Memory, s, idx, dtype=None):
 
 def _write(wave: _Wave, dst: Reg, idx, mask, val) -> None:
     cur = wave.regs[dst.name]
-    val = np.broadcast_to(np.asarray(val), (len(idx), WARP)).astype(cur.dtype, copy=False)
-    if mask.all():
-        cur[idx] = val
+    sel = wave.sel
+    val = np.asarray(val)
+    if val.shape != (len(idx), WARP):
+        val = np.broadcast_to(val, (len(idx), WARP))
+    if val.dtype != cur.dtype:
+        val = val.astype(cur.dtype)
+    if wave.full or mask.all():
+        cur[sel] = val
     else:
-        cur[idx] = np.where(mask, val, cur[idx])
+        cur[sel] = np.where(mask, val, cur[sel])

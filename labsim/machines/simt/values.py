@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...compiler.isa import Instr, reg_dtype
+from ...compiler.isa import Instr
 from ...core import alu
 from ...hardware import WARP_SIZE as WARP
 from .coalescing import LINE, SECTOR
 from .results import MemStat, SimtError
-from .state import _Memory, _Wave, _operand, _write
+from .state import _Memory, _Wave, _operand, _write, reg_dtype
 
 
 def _cmp(direction):
@@ -19,12 +19,10 @@ def _cmp(direction):
             "ge": np.greater_equal}[direction]
 
 
-def _div(a, b):
+def _div(a, b):  # (run_ir silences floating-point warnings)
     if np.issubdtype(np.result_type(a, b), np.integer):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.floor_divide(a, np.where(b == 0, 1, b)) * (b != 0)  # HLO-like: x // 0 -> 0 (labsim)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.true_divide(a, b)
+        return np.floor_divide(a, np.where(b == 0, 1, b)) * (b != 0)  # HLO-like: x // 0 -> 0 (labsim)
+    return np.true_divide(a, b)
 
 
 _ARITH = {
@@ -40,6 +38,11 @@ _UNARY = {
 }
 
 
+def _active(wave: _Wave, x: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The values of ``x`` on the active lanes, warp by warp, lane by lane (as ``x[mask]``)."""
+    return x.ravel() if wave.full else x[mask]
+
+
 def _ld_global(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx, mask, memstats: list, record_mem: bool) -> None:
     """ld.global / ld.param: a load from device memory (or a parameter's address)."""
     dst = ins.dst
@@ -47,41 +50,47 @@ def _ld_global(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx, mask, memsta
         val = _operand(wave, mem, ins.srcs[0], idx)
         _write(wave, dst, idx, mask, val)
         return
-    addr = np.broadcast_to(_operand(wave, mem, ins.srcs[0], idx), (len(idx), WARP)).astype(np.uint64)
-    out = wave.regs[dst.name][idx].copy()
-    a = addr[mask]
+    addr = _lanes(_operand(wave, mem, ins.srcs[0], idx), len(idx), np.uint64)
+    if getattr(ins.srcs[0], "name", None) == dst.name:
+        addr = addr.copy()  # the load overwrites its own address register; the record needs the address
+    reg = wave.regs[dst.name]
+    a = _active(wave, addr, mask)
     if a.size:
-        b, off, ub = mem.locate(a, pc)
-        vals = np.empty(a.size, out.dtype)
-        for bi in ub:
-            sel = b == bi
-            el = off[sel] // mem.itemsize[bi]
+        vals = np.empty(a.size, reg.dtype)
+        for bi, sel, off in mem.parts(a, pc):
+            size = mem.itemsize[bi]
+            el = off // size
             buf = mem.bufs[bi]
-            if el.size and (el.max() >= buf.size or (off[sel] % mem.itemsize[bi]).any()):
+            if el.max() >= buf.size or (off % size).any():
                 raise SimtError(f"pc {pc} ({ins.text()}): load outside buffer {mem.names[bi]} "
                                 f"({buf.size} elements) or misaligned")
-            vals[sel] = buf[el].astype(out.dtype)
-        out[mask] = vals
-    wave.regs[dst.name][idx] = out
+            if sel is None:
+                vals = buf[el].astype(reg.dtype, copy=False)
+            else:
+                vals[sel] = buf[el]
+        if wave.full:
+            reg[wave.sel] = vals.reshape(addr.shape)
+        else:
+            out = reg[wave.sel].copy()
+            out[mask] = vals
+            reg[wave.sel] = out
     if record_mem:
         _record(memstats, pc, idx, addr, mask, False)
 
 
 def _st_global(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx, mask, memstats: list, record_mem: bool) -> None:
     """st.global: a store to device memory."""
-    addr = np.broadcast_to(_operand(wave, mem, ins.srcs[0], idx), (len(idx), WARP)).astype(np.uint64)
+    addr = _lanes(_operand(wave, mem, ins.srcs[0], idx), len(idx), np.uint64)
     val = np.broadcast_to(_operand(wave, mem, ins.srcs[1], idx), addr.shape)
-    a = addr[mask]
+    a = _active(wave, addr, mask)
     if a.size:
-        b, off, ub = mem.locate(a, pc)
-        v = val[mask]
-        for bi in ub:
-            sel = b == bi
-            el = off[sel] // mem.itemsize[bi]
+        v = _active(wave, val, mask)
+        for bi, sel, off in mem.parts(a, pc):
+            el = off // mem.itemsize[bi]
             buf = mem.bufs[bi]
-            if el.size and el.max() >= buf.size:
+            if el.max() >= buf.size:
                 raise SimtError(f"pc {pc} ({ins.text()}): store outside buffer {mem.names[bi]} ({buf.size} elements)")
-            buf[el] = v[sel].astype(buf.dtype)
+            buf[el] = (v if sel is None else v[sel]).astype(buf.dtype, copy=False)
     if record_mem:
         _record(memstats, pc, idx, addr, mask, True)
 
@@ -92,18 +101,35 @@ def _shared(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx, mask, memstats:
     dst = ins.dst
     nd = reg_dtype(ins.type)
     view = wave.smem.view(nd)
-    addr = np.broadcast_to(_operand(wave, mem, ins.srcs[0], idx), (len(idx), WARP)).astype(np.int64)
-    blk = np.broadcast_to(wave.wblock_local[idx][:, None], addr.shape)
+    addr = _lanes(_operand(wave, mem, ins.srcs[0], idx), len(idx), np.int64)
     el = addr // nd.itemsize
+    if wave.full:  # every lane: no mask to apply
+        blk = wave.wblock_local[idx][:, None]
+        if el.max() >= view.shape[1] or el.min() < 0:
+            raise SimtError(f"pc {pc} ({ins.text()}): shared-memory access outside {wave.smem.shape[1]} bytes")
+        if op == "ld":
+            wave.regs[dst.name][wave.sel] = view[blk, el]
+        else:
+            view[blk, el] = _operand(wave, mem, ins.srcs[1], idx, nd)
+        return
+    blk = np.broadcast_to(wave.wblock_local[idx][:, None], addr.shape)
     if (el[mask] >= view.shape[1]).any() or (el[mask] < 0).any():
         raise SimtError(f"pc {pc} ({ins.text()}): shared-memory access outside {wave.smem.shape[1]} bytes")
     if op == "ld":
-        out = wave.regs[dst.name][idx].copy()
+        out = wave.regs[dst.name][wave.sel].copy()
         out[mask] = view[blk[mask], el[mask]]
-        wave.regs[dst.name][idx] = out
+        wave.regs[dst.name][wave.sel] = out
     else:
         val = np.broadcast_to(_operand(wave, mem, ins.srcs[1], idx, nd), addr.shape)
         view[blk[mask], el[mask]] = val[mask]
+
+
+def _lanes(x, n: int, dtype) -> np.ndarray:
+    """Operand value ``x`` as an (n warps, 32 lanes) array of ``dtype`` (not a copy where it already is one)."""
+    x = np.asarray(x)
+    if x.shape != (n, WARP):
+        x = np.broadcast_to(x, (n, WARP))
+    return x if dtype is None or x.dtype == dtype else x.astype(dtype)
 
 
 def _cp(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx, mask, memstats: list, record_mem: bool) -> None:
@@ -138,8 +164,7 @@ def _setp(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx, mask, memstats: l
     dst = ins.dst
     a = _operand(wave, mem, ins.srcs[0], idx)
     b = _operand(wave, mem, ins.srcs[1], idx)
-    with np.errstate(invalid="ignore"):
-        _write(wave, dst, idx, mask, _cmp(ins.mod[0])(a, b))
+    _write(wave, dst, idx, mask, _cmp(ins.mod[0])(a, b))
 
 
 def _selp(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx, mask, memstats: list, record_mem: bool) -> None:
@@ -153,27 +178,32 @@ def _mad(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx, mask, memstats: li
     """mad: multiply-add (index arithmetic; .wide into 64 bits)."""
     dst = ins.dst
     a, b, c = (_operand(wave, mem, s, idx) for s in ins.srcs)
-    if "wide" in ins.mod:
-        r = a.astype(np.uint64) * np.uint64(b) + c.astype(np.uint64) if np.ndim(b) == 0 else \
-            a.astype(np.uint64) * b.astype(np.uint64) + c.astype(np.uint64)
-    else:
-        r = a * b + c
+    r = _wide_mad(a, b, c) if "wide" in ins.mod else a * b + c
     _write(wave, dst, idx, mask, r)
 
 
 def _mov(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx, mask, memstats: list, record_mem: bool) -> None:
     """mov / cvt: copy or convert (cvt.rmi rounds toward -inf; float to int truncates and saturates)."""
+    _write(wave, ins.dst, idx, mask, _converted(ins, _operand(wave, mem, ins.srcs[0], idx)))
+
+
+def _converted(ins: Instr, a):
+    """The value ``mov`` / ``cvt`` ``ins`` writes for source value ``a``."""
     op = ins.op
-    dst = ins.dst
-    a = _operand(wave, mem, ins.srcs[0], idx)
     if op == "cvt" and "rmi" in ins.mod:
         a = np.floor(a)
-    if op == "cvt" and np.issubdtype(reg_dtype(dst.type), np.integer) and np.asarray(a).dtype.kind == "f":
-        with np.errstate(invalid="ignore", over="ignore"):
-            a = np.trunc(a)
-            info = np.iinfo(reg_dtype(dst.type))
-            a = np.where(np.isnan(a), 0, np.clip(a, info.min, info.max))
-    _write(wave, dst, idx, mask, a)
+    if op == "cvt" and np.issubdtype(reg_dtype(ins.dst.type), np.integer) and np.asarray(a).dtype.kind == "f":
+        a = np.trunc(a)
+        info = np.iinfo(reg_dtype(ins.dst.type))
+        a = np.where(np.isnan(a), 0, np.clip(a, info.min, info.max))
+    return a
+
+
+def _wide_mad(a, b, c):
+    c = c if c.dtype == np.uint64 else c.astype(np.uint64)
+    if np.ndim(b) == 0:
+        return a.astype(np.uint64) * np.uint64(b) + c
+    return a.astype(np.uint64) * b.astype(np.uint64) + c
 
 
 def _alu(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx, mask, memstats: list, record_mem: bool) -> None:
@@ -181,7 +211,8 @@ def _alu(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx, mask, memstats: li
     dst = ins.dst
     rule = ins.attrs["alu"]
     args = [_operand(wave, mem, s, idx) for s in ins.srcs]
-    _write(wave, dst, idx, mask, alu.apply(rule, *args))
+    fn = alu.ALU.get(rule)  # alu.apply's rule, called directly: run_ir silences warnings as apply does
+    _write(wave, dst, idx, mask, alu.apply(rule, *args) if fn is None else fn(*args))
 
 
 def _arith(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx, mask, memstats: list, record_mem: bool) -> None:
@@ -190,8 +221,7 @@ def _arith(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx, mask, memstats: 
     dst = ins.dst
     a = _operand(wave, mem, ins.srcs[0], idx)
     b = _operand(wave, mem, ins.srcs[1], idx)
-    with np.errstate(all="ignore"):
-        _write(wave, dst, idx, mask, _ARITH[op](a, b))
+    _write(wave, dst, idx, mask, _ARITH[op](a, b))
 
 
 def _unary(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx, mask, memstats: list, record_mem: bool) -> None:
@@ -199,8 +229,7 @@ def _unary(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx, mask, memstats: 
     op = ins.op
     dst = ins.dst
     a = _operand(wave, mem, ins.srcs[0], idx)
-    with np.errstate(all="ignore"):
-        _write(wave, dst, idx, mask, _UNARY[op](a))
+    _write(wave, dst, idx, mask, _UNARY[op](a))
 
 
 def _nop(ins, pc, wave, mem, idx, mask, memstats, record_mem) -> None:
@@ -244,23 +273,32 @@ def _execute(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx: np.ndarray, ma
     h(ins, pc, wave, mem, idx, mask, memstats, record_mem)
 
 
-def _distinct(ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Per row, how many distinct values ``ids`` has among the lanes in ``mask``."""
-    x = np.where(mask, ids, -1)
-    x.sort(axis=1)
-    new = (x[:, 1:] != x[:, :-1]) & (x[:, 1:] >= 0)
-    return new.sum(axis=1) + (x[:, 0] >= 0)
-
-
 def _record(memstats, pc, idx, addr, mask, store) -> None:
-    a = addr.astype(np.int64)
+    """A MemStat for one load or store: per warp with an active lane, its lanes and the distinct 32-byte
+    sectors and 128-byte lines their addresses fall in (one sort of the addresses serves both counts:
+    an address's sector and line grow with it; rows already in order, as coalesced accesses are, are
+    not sorted)."""
     lanes = mask.sum(axis=1)
     keep = lanes > 0
     if not keep.any():
         return
-    a, m = a[keep], mask[keep]
-    memstats.append(MemStat(pc, store, idx[keep].copy(), lanes[keep], _distinct(a // SECTOR, m),
-                            _distinct(a // LINE, m)))
+    a = addr.view(np.int64) if addr.dtype == np.uint64 else addr.astype(np.int64)  # addresses < 2**63
+    if not keep.all():
+        a, mask, idx, lanes = a[keep], mask[keep], idx[keep], lanes[keep]
+    full = bool(mask.all())
+    x = a if full else np.where(mask, a, -1)  # an inactive lane: -1, below every address
+    if not (x[:, 1:] >= x[:, :-1]).all():
+        x = np.sort(x, axis=1)
+    memstats.append(MemStat(pc, store, idx.copy(), lanes, _distinct_sorted(x // SECTOR, full),
+                            _distinct_sorted(x // LINE, full)))
+
+
+def _distinct_sorted(x: np.ndarray, full: bool) -> np.ndarray:
+    """Per row of ``x`` (sorted; -1 marks an inactive lane), how many distinct values >= 0 it holds."""
+    if full:  # no inactive lane
+        return (x[:, 1:] != x[:, :-1]).sum(axis=1) + 1
+    new = (x[:, 1:] != x[:, :-1]) & (x[:, 1:] >= 0)
+    return new.sum(axis=1) + (x[:, 0] >= 0)
 
 
 def _copy(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx, mask) -> None:
@@ -288,25 +326,36 @@ def _copy(ins: Instr, pc: int, wave: _Wave, mem: _Memory, idx, mask) -> None:
     # cp.async: srcs (shared byte address, global address, src_size): src_size 0 fills zeros
     nd = reg_dtype(ins.type)
     view = wave.smem.view(nd)
-    shp = (len(idx), WARP)
-    sdst = np.broadcast_to(_operand(wave, mem, ins.srcs[0], idx), shp).astype(np.int64)
-    gsrc = np.broadcast_to(_operand(wave, mem, ins.srcs[1], idx), shp).astype(np.uint64)
-    keep = np.broadcast_to(_operand(wave, mem, ins.srcs[2], idx), sdst.shape) != 0
+    n = len(idx)
+    sdst = _lanes(_operand(wave, mem, ins.srcs[0], idx), n, np.int64)
+    gsrc = _lanes(_operand(wave, mem, ins.srcs[1], idx), n, np.uint64)
+    keep = _lanes(_operand(wave, mem, ins.srcs[2], idx), n, None) != 0
+    if wave.full and keep.all():  # every lane copies: no mask, no zero fill
+        v = np.empty(gsrc.size, nd)
+        _gather(mem, gsrc.ravel(), v, pc)
+        view[wave.wblock_local[idx][:, None], sdst // nd.itemsize] = v.reshape(sdst.shape)
+        return
     blk = np.broadcast_to(wave.wblock_local[idx][:, None], sdst.shape)
     vals = np.zeros(sdst.shape, nd)
     m2 = mask & keep
     a = gsrc[m2]
     if a.size:
-        b, off, ub = mem.locate(a, pc)
         v = np.empty(a.size, nd)
-        for bi in ub:
-            sel = b == bi
-            el = off[sel] // mem.itemsize[bi]
-            if el.max() >= mem.bufs[bi].size:
-                raise SimtError(f"pc {pc}: cp.async reads outside buffer {mem.names[bi]}")
-            v[sel] = mem.bufs[bi][el]
+        _gather(mem, a, v, pc)
         vals[m2] = v
     view[blk[mask], sdst[mask] // nd.itemsize] = vals[mask]
+
+
+def _gather(mem: _Memory, a: np.ndarray, v: np.ndarray, pc: int) -> None:
+    """cp.async's reads: ``v[i]`` = the element at device address ``a[i]``."""
+    for bi, sel, off in mem.parts(a, pc):
+        el = off // mem.itemsize[bi]
+        if el.max() >= mem.bufs[bi].size:
+            raise SimtError(f"pc {pc}: cp.async reads outside buffer {mem.names[bi]}")
+        if sel is None:
+            v[:] = mem.bufs[bi][el]
+        else:
+            v[sel] = mem.bufs[bi][el]
 
 
 def _mma(ins: Instr, wave: _Wave, idx, mask) -> None:
