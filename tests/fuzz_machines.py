@@ -382,8 +382,14 @@ def run_prog(machine, kind, seed, chip, **kw):
 
 def check_prog_run(r, d):
     kind, xs, run = r
-    out = run.outputs[0] if hasattr(run, "outputs") else run.value
-    np.testing.assert_allclose(np.asarray(out, np.float64), _ref(kind, xs), rtol=2e-2, atol=2e-2)
+    out = run.outputs if hasattr(run, "outputs") else run.value
+    out = out[0] if isinstance(out, (tuple, list)) else out  # one output: the array itself
+    if kind == "matmul":  # the TPU's default precision multiplies in bfloat16 (8 bits): err <= 2·2^-8·(|A|·|B|)
+        bound = 2 * 2.0 ** -8 * (np.abs(xs[0]).astype(np.float64) @ np.abs(xs[1])) + 1e-6
+        err = np.abs(np.asarray(out, np.float64) - _ref(kind, xs))
+        assert (err <= bound).all(), f"matmul off by {err.max():.3g} where bfloat16 allows {bound[err.argmax() // bound.shape[1], err.argmax() % bound.shape[1]]:.3g}"
+    else:
+        np.testing.assert_allclose(np.asarray(out, np.float64), _ref(kind, xs), rtol=1e-6, atol=1e-6)
 
 
 def est_call(kind, chip, host_api_time):
@@ -428,7 +434,8 @@ def check_host(r, d):
 
 
 GPU = ("H100 SXM", "A100 80GB", "B200")
-TPU = ("TPU v5e", "TPU v4", "TPU v6e")
+# the TPU presets with a recorded MXU shape (TPU v4 and v5p have none: refused by name, tests/test_misuse_machines.py)
+TPU = ("TPU v5e", "TPU v6e")
 DATAFLOWS = ("ws", "os", "is")
 MACHINE_TARGETS = [
     Target("simt.run", lambda kind, seed, chip, blocks_per_sm, sms: run_prog("simt", kind, seed, chip, blocks_per_sm=blocks_per_sm, sms=sms),
@@ -476,15 +483,4 @@ TARGETS = {t.name: t for t in MODEL_TARGETS + MACHINE_TARGETS}
 # Targets that fail today, with the first failure seen (the test reports them as xfail, not strict).
 # Found on 2026-12-02 (the machines helper's modules; support/lookup.py's TypeError for a chip that is not a
 # name is shared by all of them). Remove an entry when its target passes `make fuzz`.
-KNOWN_FAILING: dict[str, str] = {
-    "simt.run": "blocks_per_sm=0 accepted; blocks_per_sm='2' and sms=1.5 raise raw TypeError; chip=3 raw TypeError",
-    "tpu.run": "chip=3 raises a raw TypeError (hardware.get / support.lookup)",
-    "estimate": "host_api_time=-1.0 accepted; chip=3 raises a raw TypeError",
-    "simulate": "host_api_time=-1.0 raises a plain ValueError (not a LabsimError); chip=3 raw TypeError",
-    "systolic.simulate": "rows=2.5 plain TypeError, rows=0 plain ValueError (not LabsimErrors)",
-    "systolic.cycles": "M=2.5 plain TypeError, M=0 plain ValueError (not LabsimErrors)",
-    "tpu.schedule_dot": "m=True accepted as 1; chip=3 raw TypeError",
-    "tiling.plan": "chip=3 raises a raw TypeError",
-    "host.Machine.put/get": "stream=-1 plain ValueError (not a LabsimError); chip=3 raw TypeError",
-    "host.kernel_loop": "n=1,000,000 takes more than 5 s; n=0 and duration=-1 raise plain ValueErrors",
-}
+KNOWN_FAILING: dict[str, str] = {}

@@ -13,7 +13,7 @@ from functools import cached_property
 
 from ..compiler.program import Program
 from ..hardware import Chip, ChipKind, get
-from ..support.errors import OutOfMemoryError
+from ..support.errors import OutOfMemoryError, flag, nonnegative
 from .roofline import (_PROGRAM_HINT, HOST_API_TIME, Bound, KernelCost, OutOfMemory, _need,  # noqa: F401
                        kernel_cost, memory_check)
 from .stream import stream_time
@@ -101,7 +101,9 @@ def estimate(prog: Program, chip: Chip | str, *, launch_overhead: bool = True,
     """
     _need("estimate", "prog", prog, Program, _PROGRAM_HINT)
     chip = get(chip)
-    on = bool(launch_overhead)
+    on = flag("ls.estimate", "launch_overhead", launch_overhead)
+    flag("ls.estimate", "check_memory", check_memory)
+    host_api_time = nonnegative("ls.estimate", "host_api_time", host_api_time)
     return ProgramCost(chip=chip, kernels=tuple(kernel_cost(k, chip) for k in prog.kernels),
                        launch_overhead=chip.launch_overhead if on else 0.0,
                        oom=memory_check(prog, chip) if check_memory else None,

@@ -35,6 +35,7 @@ from ..hardware import Chip, ChipKind, get
 from .events import EventKind, Trace
 from .host import D2H, H2D, HOST, STREAM, Machine  # noqa: F401  (the units of a call: one definition)
 from .program_cost import ProgramCost, estimate
+from ..support.errors import ArgumentError
 from .roofline import HOST_API_TIME, OutOfMemoryError
 from .stream import stream_time  # noqa: F401  (runtime.stream_time: the one host timeline of one stream)
 
@@ -69,7 +70,7 @@ def simulate(prog: Program, chip: Chip | str, *, copy_inputs: bool = True, copy_
                         "(compile a traced graph first: prog = ls.compile(graph))")
     if isinstance(host_api_time, bool) or not isinstance(host_api_time, numbers.Real) \
             or not math.isfinite(host_api_time) or host_api_time < 0:
-        raise ValueError(f"simulate: host_api_time must be a finite number of seconds >= 0, got {host_api_time!r}")
+        raise ArgumentError(f"ls.simulate: host_api_time must be a finite number of seconds >= 0, got {host_api_time!r}")
     chip = get(chip)
     cost = estimate(prog, chip, host_api_time=host_api_time)
     if cost.oom is not None:

@@ -1,7 +1,7 @@
 """Case-insensitive lookup in a table of presets, with an error that lists the names it knows."""
 from __future__ import annotations
 
-from .errors import LabsimError
+from .errors import ArgumentTypeError, LabsimError
 
 from typing import Mapping, TypeVar
 
@@ -21,7 +21,7 @@ def lookup(presets: Mapping[str, T], name, kind: str, cls: type) -> T:
     if isinstance(name, cls):
         return name
     if not isinstance(name, str):
-        raise TypeError(f"expected a {kind} name (a string) or a {cls.__name__}, got {type(name).__name__} "
+        raise ArgumentTypeError(f"expected a {kind} name (a string) or a {cls.__name__}, got {type(name).__name__} "
                         f"{name!r:.40}; presets are {sorted(presets)}")
     key = {k.lower(): k for k in presets}.get(name.lower())
     if key is None:

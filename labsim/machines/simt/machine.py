@@ -251,13 +251,15 @@ def run_ir(ir: KernelIR, buffers: dict[str, np.ndarray] | list, chip: str | Chip
     """
     from .occupancy import max_registers_per_thread, occupancy
 
+    from .runargs import check_run_kwargs
+
     c = get_chip(chip)
     if c.sm is None:
         raise SimtError(f"{c.name} is not a GPU with SMs; the SIMT machine runs NVIDIA-style GPUs")
-    if issue_width < 1:
-        raise ValueError(f"issue_width must be at least 1 instruction per cycle, got {issue_width}")
-    if policy not in ("lrr", "gto"):
-        raise ValueError(f"policy must be 'lrr' (loose round-robin) or 'gto' (greedy-then-oldest), got {policy!r}")
+    # the same checks as ls.simt.run (a hang at blocks_per_sm=0, 0 cycles at sms=-4 otherwise)
+    check_run_kwargs("ls.simt.run_ir", c, dict(policy=policy, timing=timing, trace=trace, schedulers=schedulers,
+                                                 sms=sms, blocks_per_sm=blocks_per_sm, issue_width=issue_width,
+                                                 max_steps=max_steps, max_cycles=max_cycles, record_mem=record_mem))
     timing = timing or Timing()
     if isinstance(buffers, dict):
         missing = [n for n, _, _ in ir.params[:ir.n_inputs] if n not in buffers]
