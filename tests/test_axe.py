@@ -1,0 +1,147 @@
+"""axe-core (WCAG 2.1 A and AA) over every page of the built site, at 1280 and 390 px, light and dark.
+
+axe-core's own script comes with the ``axe-playwright-python`` package (the test extra of
+pyproject.toml, pinned in requirements/lock.txt), which ships ``axe.min.js``; the test injects it into
+each page and fails on any violation of impact *critical* or *serious*.
+
+* Every page is opened once per width in one browser context, with the system colour scheme light: all
+  WCAG 2.1 A/AA rules run, plus ``label-content-name-mismatch`` (WCAG 2.5.3, which axe counts as
+  experimental and leaves out by default).
+* Then the same page is switched to ``prefers-color-scheme: dark`` and the rules whose result depends on
+  colours run again (``color-contrast``, ``link-in-text-block``): the site is light-only on purpose
+  (_config.yml, book/_static/labsim.css), so a reader whose system is dark must get the same contrast.
+* The inside of Plotly's SVGs is left out: axe cannot read text drawn there (the figures' sizes and
+  overlaps are checked by tests/test_browser.py); the figure's ``role="img"`` element and its name are
+  still checked.
+
+The meta-tests at the end prove the checker can fail: an image without a name, a sideways scroller that
+the keyboard cannot reach, and text that loses its contrast only in dark mode.
+"""
+from __future__ import annotations
+
+import importlib.resources
+from pathlib import Path
+
+import pytest
+
+from conftest import built_pages, missing, serve_directory
+
+pytestmark = [pytest.mark.book, pytest.mark.browser]
+
+PAGES = built_pages()
+VIEWPORTS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
+TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+FAILING_IMPACTS = ("critical", "serious")
+#: Rules whose result can change with the colour scheme: run again with the system set to dark.
+COLOUR_RULES = ["color-contrast", "link-in-text-block"]
+#: axe cannot see into Plotly's drawing; tests/test_browser.py measures its text instead.
+EXCLUDE = [[".labsim-plot .svg-container"]]
+
+_RUN_AXE = """async ([tags, rules, exclude, impacts]) => {
+  const options = rules
+    ? {runOnly: {type: "rule", values: rules}, resultTypes: ["violations"]}
+    : {runOnly: {type: "tag", values: tags}, rules: {"label-content-name-mismatch": {enabled: true}},
+       resultTypes: ["violations"]};
+  const r = await axe.run({exclude: exclude}, options);
+  return r.violations.filter(v => impacts.includes(v.impact)).map(v =>
+    `${v.impact} ${v.id} (${v.nodes.length} node${v.nodes.length === 1 ? "" : "s"}): ` +
+    v.nodes.slice(0, 3).map(n => n.target.join(" ")).join(" | "));
+}"""
+
+_SETTLED = """async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) { await MathJax.startup.promise; }
+  if (document.fonts && document.fonts.ready) { await document.fonts.ready; }
+}"""
+
+
+def axe_script() -> str:
+    """axe-core's script, from the installed axe-playwright-python package."""
+    try:
+        src = importlib.resources.files("axe_playwright_python").joinpath("axe.min.js")
+    except ModuleNotFoundError:
+        missing("the axe-playwright-python package is not installed: run `make test` (test extra)")
+    text = src.read_text(encoding="utf-8")
+    assert text.lstrip().startswith("/*! axe v4"), "axe.min.js should be axe-core 4.x"
+    return text
+
+
+@pytest.fixture(scope="module")
+def axe_js() -> str:
+    return axe_script()
+
+
+def axe_views(browser, base_url: str, pages: list[str], *, viewport: dict, axe_js: str) -> dict[str, list[str]]:
+    """Run axe on each page (light: every rule; dark: the colour rules) and return its failures by view."""
+    found: dict[str, list[str]] = {}
+    ctx = browser.new_context(viewport=viewport, service_workers="block")
+    try:
+        ctx.add_init_script(script=axe_js)
+        # offline, as the site must be: anything not on the test server is refused
+        ctx.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base_url) else r.abort())
+        pg = ctx.new_page()
+        for page in pages:
+            pg.emulate_media(color_scheme="light")
+            pg.goto(base_url + page, wait_until="load")
+            pg.wait_for_function("document.readyState === 'complete' && typeof axe !== 'undefined'")
+            pg.evaluate(_SETTLED)
+            pg.wait_for_timeout(150)
+            found[f"{page} light"] = pg.evaluate(_RUN_AXE, [TAGS, None, EXCLUDE, list(FAILING_IMPACTS)])
+            pg.emulate_media(color_scheme="dark")
+            pg.wait_for_timeout(100)
+            found[f"{page} dark"] = pg.evaluate(_RUN_AXE, [TAGS, COLOUR_RULES, EXCLUDE, list(FAILING_IMPACTS)])
+    finally:
+        ctx.close()
+    return found
+
+
+@pytest.mark.parametrize("device", ["desktop", "phone"])
+def test_axe_finds_no_critical_or_serious_violation(device, browser, site_url, axe_js):
+    assert PAGES, "no pages found in the built site"
+    found = axe_views(browser, site_url, PAGES, viewport=VIEWPORTS[device], axe_js=axe_js)
+    assert len(found) == 2 * len(PAGES)
+    bad = {view: v for view, v in found.items() if v}
+    assert not bad, f"axe-core at {device} width, {len(bad)} of {len(found)} views fail:\n" + "\n".join(
+        f"  {view}: " + "; ".join(v) for view, v in bad.items())
+
+
+def test_axe_script_is_shipped_and_pinned():
+    """The package that brings axe-core is a pinned test dependency, and it ships the script."""
+    root = Path(__file__).resolve().parent.parent
+    assert "axe-playwright-python" in (root / "pyproject.toml").read_text(encoding="utf-8")
+    assert "axe-playwright-python==" in (root / "requirements" / "lock.txt").read_text(encoding="utf-8")
+    assert len(axe_script()) > 100_000
+
+
+def test_labsim_table_scroller_is_a_named_keyboard_region():
+    """labsim's tables scroll sideways inside a region the keyboard reaches, named by the caption."""
+    from labsim.support.tables import html_table
+
+    h = html_table([{"chip": "A", "TFLOP/s": 1.5}], caption="Two chips")
+    assert 'class="labsim-scroll" tabindex="0" role="region" aria-label="Table: Two chips"' in h
+    assert 'aria-label="Table"' in html_table([{"chip": "A", "TFLOP/s": 1.5}])
+
+
+# ---- the checker itself can fail -------------------------------------------------------------------
+
+_BAD = """<div class="bd-article" id="axe-meta">
+<img src="nowhere.png" style="width:10px;height:10px">
+<div id="axe-scroller" style="overflow-x:auto;width:120px"><div style="width:900px">a wide line of text</div></div>
+<style>@media (prefers-color-scheme: dark) { #axe-dark-only { color: #d9d9d9 !important; } }</style>
+<p id="axe-dark-only" style="color:#222;background:#fff">Readable in light mode only.</p>
+</div>"""
+
+
+def test_checker_reports_violations_in_light_and_dark(site, browser, tmp_path, axe_js):
+    page = "book/intro.html"
+    html = (site / page).read_text(encoding="utf-8")
+    target = tmp_path / page
+    target.parent.mkdir(parents=True)
+    target.write_text(html.replace("</body>", _BAD + "\n</body>", 1), encoding="utf-8")
+    (tmp_path / "_static").symlink_to(site / "_static", target_is_directory=True)
+    with serve_directory(tmp_path) as url:
+        found = axe_views(browser, url, [page], viewport=VIEWPORTS["desktop"], axe_js=axe_js)
+    light, dark = " ".join(found[f"{page} light"]), " ".join(found[f"{page} dark"])
+    assert "critical image-alt" in light, found
+    assert "serious scrollable-region-focusable" in light and "#axe-scroller" in light, found
+    assert "color-contrast" not in light, found
+    assert "serious color-contrast" in dark and "#axe-dark-only" in dark, found
