@@ -5,11 +5,15 @@ pyproject.toml, pinned in requirements/lock.txt), which ships ``axe.min.js``; th
 each page and fails on any violation of impact *critical* or *serious*.
 
 * Every page is opened once per width in one browser context, with the system colour scheme light: all
-  WCAG 2.1 A/AA rules run, plus ``label-content-name-mismatch`` (WCAG 2.5.3, which axe counts as
-  experimental and leaves out by default).
-* Then the same page is switched to ``prefers-color-scheme: dark`` and the rules whose result depends on
-  colours run again (``color-contrast``, ``link-in-text-block``): the site is light-only on purpose
-  (_config.yml, book/_static/labsim.css), so a reader whose system is dark must get the same contrast.
+  WCAG 2.1 A/AA rules run but ``color-contrast``, plus ``label-content-name-mismatch`` (WCAG 2.5.3,
+  which axe counts as experimental and leaves out by default).
+* Then the same page is switched to ``prefers-color-scheme: dark``: the site is light-only on purpose
+  (_config.yml, book/_static/labsim.css), so every element must keep the colours it had in light mode
+  (compared element by element), and ``color-contrast`` and ``link-in-text-block`` run there, which
+  covers light mode too.
+* Syntax-highlighted code is left out of axe's contrast rule, which takes most of its time on the
+  thousands of token spans; instead every distinct (token colour, code background) pair on the page is
+  measured with the WCAG formula and must reach 4.5:1.
 * The inside of Plotly's SVGs is left out: axe cannot read text drawn there (the figures' sizes and
   overlaps are checked by tests/test_browser.py); the figure's ``role="img"`` element and its name are
   still checked.
@@ -36,16 +40,50 @@ FAILING_IMPACTS = ("critical", "serious")
 COLOUR_RULES = ["color-contrast", "link-in-text-block"]
 #: axe cannot see into Plotly's drawing; tests/test_browser.py measures its text instead.
 EXCLUDE = [[".labsim-plot .svg-container"]]
+#: for the contrast rules: code tokens are measured by _CODE_CONTRAST instead
+EXCLUDE_CONTRAST = EXCLUDE + [[".highlight"]]
+MIN_CONTRAST = 4.5
 
 _RUN_AXE = """async ([tags, rules, exclude, impacts]) => {
   const options = rules
     ? {runOnly: {type: "rule", values: rules}, resultTypes: ["violations"]}
-    : {runOnly: {type: "tag", values: tags}, rules: {"label-content-name-mismatch": {enabled: true}},
+    : {runOnly: {type: "tag", values: tags},
+       rules: {"label-content-name-mismatch": {enabled: true}, "color-contrast": {enabled: false}},
        resultTypes: ["violations"]};
   const r = await axe.run({exclude: exclude}, options);
   return r.violations.filter(v => impacts.includes(v.impact)).map(v =>
     `${v.impact} ${v.id} (${v.nodes.length} node${v.nodes.length === 1 ? "" : "s"}): ` +
     v.nodes.slice(0, 3).map(n => n.target.join(" ")).join(" | "));
+}"""
+
+_COLOURS = """() => Array.from(document.querySelectorAll("body *"), (el) => {
+  const c = getComputedStyle(el);
+  return c.color + "/" + c.backgroundColor + "/" + c.borderTopColor;
+})"""
+
+_CODE_CONTRAST = """(minRatio) => {
+  const rgb = (s) => (s.match(/[\\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => [r, g, b].map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+    .reduce((acc, v, i) => acc + v * [0.2126, 0.7152, 0.0722][i], 0);
+  const background = (el) => {
+    for (; el; el = el.parentElement) {
+      const c = rgb(getComputedStyle(el).backgroundColor);
+      if (c.length === 3 || (c.length === 4 && c[3] > 0.99)) { return c.slice(0, 3); }
+    }
+    return [255, 255, 255];
+  };
+  const bad = new Set();
+  document.querySelectorAll(".highlight pre").forEach((pre) => {
+    const bg = background(pre);
+    pre.querySelectorAll("span").forEach((sp) => {
+      if (!sp.textContent.trim() || sp.children.length) { return; }
+      const fg = rgb(getComputedStyle(sp).color).slice(0, 3);
+      const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+      const ratio = (a + 0.05) / (b + 0.05);
+      if (ratio < minRatio) { bad.add(`code token .${sp.className} rgb(${fg}) on rgb(${bg}): ${ratio.toFixed(2)}:1`); }
+    });
+  });
+  return [...bad];
 }"""
 
 _SETTLED = """async () => {
@@ -86,9 +124,15 @@ def axe_views(browser, base_url: str, pages: list[str], *, viewport: dict, axe_j
             pg.evaluate(_SETTLED)
             pg.wait_for_timeout(150)
             found[f"{page} light"] = pg.evaluate(_RUN_AXE, [TAGS, None, EXCLUDE, list(FAILING_IMPACTS)])
+            light = pg.evaluate(_COLOURS)
             pg.emulate_media(color_scheme="dark")
             pg.wait_for_timeout(100)
-            found[f"{page} dark"] = pg.evaluate(_RUN_AXE, [TAGS, COLOUR_RULES, EXCLUDE, list(FAILING_IMPACTS)])
+            dark = pg.evaluate(_COLOURS)
+            changed = sum(a != b for a, b in zip(light, dark)) + abs(len(light) - len(dark))
+            found[f"{page} dark"] = ([f"{changed} elements change colour when the system is dark"] if changed else [])
+            found[f"{page} dark"] += pg.evaluate(_RUN_AXE, [TAGS, COLOUR_RULES, EXCLUDE_CONTRAST,
+                                                            list(FAILING_IMPACTS)])
+            found[f"{page} dark"] += pg.evaluate(_CODE_CONTRAST, MIN_CONTRAST)
     finally:
         ctx.close()
     return found
@@ -128,6 +172,8 @@ _BAD = """<div class="bd-article" id="axe-meta">
 <div id="axe-scroller" style="overflow-x:auto;width:120px"><div style="width:900px">a wide line of text</div></div>
 <style>@media (prefers-color-scheme: dark) { #axe-dark-only { color: #d9d9d9 !important; } }</style>
 <p id="axe-dark-only" style="color:#222;background:#fff">Readable in light mode only.</p>
+<div class="highlight"><pre><span class="axe-pale">pale_token</span> = <span class="n">x</span></pre></div>
+<style>.axe-pale { color: #c8c8c8 !important; }</style>
 </div>"""
 
 
@@ -145,3 +191,5 @@ def test_checker_reports_violations_in_light_and_dark(site, browser, tmp_path, a
     assert "serious scrollable-region-focusable" in light and "#axe-scroller" in light, found
     assert "color-contrast" not in light, found
     assert "serious color-contrast" in dark and "#axe-dark-only" in dark, found
+    assert "1 elements change colour when the system is dark" in dark, found
+    assert "code token .axe-pale rgb(200,200,200)" in dark, found
