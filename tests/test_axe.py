@@ -4,7 +4,8 @@ axe-core's own script comes with the ``axe-playwright-python`` package (the test
 pyproject.toml, pinned in requirements/lock.txt), which ships ``axe.min.js``; the test injects it into
 each page and fails on any violation of impact *critical* or *serious*.
 
-* Every page is opened once per width in one browser context, with the system colour scheme light: all
+* Every page is opened at both widths (one browser context each; their axe runs go side by side, one
+  renderer process each), with the system colour scheme light: all
   WCAG 2.1 A/AA rules run but ``color-contrast``, plus ``label-content-name-mismatch`` (WCAG 2.5.3,
   which axe counts as experimental and leaves out by default).
 * Then the same page is switched to ``prefers-color-scheme: dark``: the site is light-only on purpose
@@ -108,43 +109,65 @@ def axe_js() -> str:
     return axe_script()
 
 
-def axe_views(browser, base_url: str, pages: list[str], *, viewport: dict, axe_js: str) -> dict[str, list[str]]:
-    """Run axe on each page (light: every rule; dark: the colour rules) and return its failures by view."""
+def _start(pg, rules, exclude) -> None:
+    """Start an axe run in the page and return at once: the pages of both widths run side by side (one
+    renderer process each, so two cores share the work)."""
+    pg.evaluate("(a) => { window.__labsimAxe = (" + _RUN_AXE + ")(a); }", [TAGS, rules, exclude, list(FAILING_IMPACTS)])
+
+
+def _result(pg) -> list[str]:
+    return pg.evaluate("() => window.__labsimAxe")
+
+
+def axe_views(browser, base_url: str, pages: list[str], *, viewports: dict[str, dict],
+              axe_js: str) -> dict[str, list[str]]:
+    """Run axe on each page at each width (light: every rule; dark: the colour rules, with the colours
+    compared to light's) and return the failures by view ("page width scheme")."""
     found: dict[str, list[str]] = {}
-    ctx = browser.new_context(viewport=viewport, service_workers="block")
+    contexts = []
     try:
-        ctx.add_init_script(script=axe_js)
-        # offline, as the site must be: anything not on the test server is refused
-        ctx.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base_url) else r.abort())
-        pg = ctx.new_page()
+        tabs = {}
+        for name, viewport in viewports.items():
+            ctx = browser.new_context(viewport=viewport, service_workers="block")
+            contexts.append(ctx)
+            ctx.add_init_script(script=axe_js)
+            # offline, as the site must be: anything not on the test server is refused
+            ctx.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base_url) else r.abort())
+            tabs[name] = ctx.new_page()
         for page in pages:
-            pg.emulate_media(color_scheme="light")
-            pg.goto(base_url + page, wait_until="load")
-            pg.wait_for_function("document.readyState === 'complete' && typeof axe !== 'undefined'")
-            pg.evaluate(_SETTLED)
-            pg.wait_for_timeout(150)
-            found[f"{page} light"] = pg.evaluate(_RUN_AXE, [TAGS, None, EXCLUDE, list(FAILING_IMPACTS)])
-            light = pg.evaluate(_COLOURS)
-            pg.emulate_media(color_scheme="dark")
-            pg.wait_for_timeout(100)
-            dark = pg.evaluate(_COLOURS)
-            changed = sum(a != b for a, b in zip(light, dark)) + abs(len(light) - len(dark))
-            found[f"{page} dark"] = ([f"{changed} elements change colour when the system is dark"] if changed else [])
-            found[f"{page} dark"] += pg.evaluate(_RUN_AXE, [TAGS, COLOUR_RULES, EXCLUDE_CONTRAST,
-                                                            list(FAILING_IMPACTS)])
-            found[f"{page} dark"] += pg.evaluate(_CODE_CONTRAST, MIN_CONTRAST)
+            light = {}
+            for name, pg in tabs.items():
+                pg.emulate_media(color_scheme="light")
+                pg.goto(base_url + page, wait_until="load")
+                pg.wait_for_function("document.readyState === 'complete' && typeof axe !== 'undefined'")
+                pg.evaluate(_SETTLED)
+            for name, pg in tabs.items():
+                light[name] = pg.evaluate(_COLOURS)
+                _start(pg, None, EXCLUDE)
+            for name, pg in tabs.items():
+                found[f"{page} {name} light"] = _result(pg)
+                pg.emulate_media(color_scheme="dark")
+            for name, pg in tabs.items():
+                dark = pg.evaluate(_COLOURS)
+                changed = sum(a != b for a, b in zip(light[name], dark)) + abs(len(light[name]) - len(dark))
+                found[f"{page} {name} dark"] = (
+                    [f"{changed} elements change colour when the system is dark"] if changed else [])
+                found[f"{page} {name} dark"] += pg.evaluate(_CODE_CONTRAST, MIN_CONTRAST)
+                _start(pg, COLOUR_RULES, EXCLUDE_CONTRAST)
+            for name, pg in tabs.items():
+                found[f"{page} {name} dark"] += _result(pg)
     finally:
-        ctx.close()
+        for ctx in contexts:
+            ctx.close()
     return found
 
 
-@pytest.mark.parametrize("device", ["desktop", "phone"])
-def test_axe_finds_no_critical_or_serious_violation(device, browser, site_url, axe_js):
+def test_axe_finds_no_critical_or_serious_violation(browser, site_url, axe_js):
     assert PAGES, "no pages found in the built site"
-    found = axe_views(browser, site_url, PAGES, viewport=VIEWPORTS[device], axe_js=axe_js)
-    assert len(found) == 2 * len(PAGES)
+    found = axe_views(browser, site_url, PAGES, viewports=VIEWPORTS, axe_js=axe_js)
+    assert len(found) == 4 * len(PAGES)
     bad = {view: v for view, v in found.items() if v}
-    assert not bad, f"axe-core at {device} width, {len(bad)} of {len(found)} views fail:\n" + "\n".join(
+    assert not bad, f"axe-core: {len(bad)} of {len(found)} views fail:\n" + "\n".join(
         f"  {view}: " + "; ".join(v) for view, v in bad.items())
 
 
@@ -185,8 +208,8 @@ def test_checker_reports_violations_in_light_and_dark(site, browser, tmp_path, a
     target.write_text(html.replace("</body>", _BAD + "\n</body>", 1), encoding="utf-8")
     (tmp_path / "_static").symlink_to(site / "_static", target_is_directory=True)
     with serve_directory(tmp_path) as url:
-        found = axe_views(browser, url, [page], viewport=VIEWPORTS["desktop"], axe_js=axe_js)
-    light, dark = " ".join(found[f"{page} light"]), " ".join(found[f"{page} dark"])
+        found = axe_views(browser, url, [page], viewports={"desktop": VIEWPORTS["desktop"]}, axe_js=axe_js)
+    light, dark = " ".join(found[f"{page} desktop light"]), " ".join(found[f"{page} desktop dark"])
     assert "critical image-alt" in light, found
     assert "serious scrollable-region-focusable" in light and "#axe-scroller" in light, found
     assert "color-contrast" not in light, found
