@@ -5,7 +5,8 @@
 (function () {
   "use strict";
   // The site is designed for light mode only (_config.yml sets default_mode: light and labsim.css hides
-  // the theme switcher): forget a mode a reader once chose on another site of this theme.
+  // the theme switcher): forget a mode stored earlier (by this site's former switcher, or by another site
+  // of this theme on the same origin, as project pages on one host share it).
   try { localStorage.removeItem("mode"); localStorage.removeItem("theme"); } catch (e) { /* private mode */ }
   document.documentElement.dataset.mode = "light";
   document.documentElement.dataset.theme = "light";
