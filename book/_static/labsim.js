@@ -1,7 +1,15 @@
 /* labsim book: mark tables that scroll sideways, so the stylesheet can show a cue (labsim.css).
-   The book's markdown tables get the same frame as labsim's own. Offline, no dependencies. */
+   The book's markdown tables get the same frame as labsim's own. Offline, no dependencies.
+   Also small repairs of the theme (sphinx-book-theme 1.3 on pydata-sphinx-theme 0.17): the navigation
+   buttons, the light-only colour scheme, and accessible names (see accessibility() below). */
 (function () {
   "use strict";
+  // The site is designed for light mode only (_config.yml sets default_mode: light and labsim.css hides
+  // the theme switcher): forget a mode stored earlier (by this site's former switcher, or by another site
+  // of this theme on the same origin, as project pages on one host share it).
+  try { localStorage.removeItem("mode"); localStorage.removeItem("theme"); } catch (e) { /* private mode */ }
+  document.documentElement.dataset.mode = "light";
+  document.documentElement.dataset.theme = "light";
   function frames() {
     document.querySelectorAll(".bd-article .pst-scrollable-table-container").forEach(function (c) {
       if (!c.parentElement.classList.contains("labsim-scroll-frame")) {
@@ -29,6 +37,19 @@
     if (!s) { return; }
     var scrolls = s.scrollWidth > s.clientWidth + 1;
     f.classList.toggle("is-scrollable", scrolls);
+    // a region that scrolls sideways can be reached and scrolled from the keyboard (WCAG 2.1.1)
+    if (scrolls) {
+      s.setAttribute("tabindex", "0");
+      if (!s.hasAttribute("role")) { s.setAttribute("role", "region"); }
+      if (!s.hasAttribute("aria-label") && !s.hasAttribute("aria-labelledby")) {
+        var cap = f.querySelector(".labsim-table-caption, caption");
+        var what = f.classList.contains("labsim-graph-frame") ? "Drawing" : "Table";
+        var text = cap ? cap.textContent.trim() : "";
+        s.setAttribute("aria-label", what + (text ? ": " + text : "") + " (scrolls sideways)");
+      }
+    } else if (s.getAttribute("tabindex") === "0") {
+      s.removeAttribute("tabindex");
+    }
     f.classList.toggle("at-start", s.scrollLeft <= 1);
     f.classList.toggle("at-end", s.scrollLeft + s.clientWidth >= s.scrollWidth - 1);
     f.style.setProperty("--labsim-scroll-top", s.offsetTop + "px");
@@ -37,7 +58,47 @@
     f.style.setProperty("--labsim-sticky-width", sticky + "px");
   }
   function all() { frames().forEach(update); }
+
+  // The theme's scripts bind the sidebar buttons to the first .primary-toggle / .secondary-toggle of the
+  // page, the copy in the header that sphinx-book-theme hides. The visible copies (article header)
+  // forward their click to it: the site navigation opens (a drawer on a phone, the sidebar shown or
+  // hidden on a wide screen), and so does the page's contents.
+  function navigation() {
+    ["primary-toggle", "secondary-toggle"].forEach(function (name) {
+      var copies = document.querySelectorAll("." + name);
+      var first = copies[0];
+      [].slice.call(copies, 1).forEach(function (b) {
+        b.addEventListener("click", function (e) {
+          e.preventDefault();
+          e.stopPropagation();
+          first.click();
+        });
+      });
+      var label = name === "primary-toggle" ? "Site navigation" : "Contents of this page";
+      [].forEach.call(copies, function (b) {
+        if (!b.hasAttribute("aria-label")) { b.setAttribute("aria-label", label); }
+      });
+    });
+  }
+
+  // Accessible names: a control whose visible text is not part of its name (the theme's search field
+  // "Search… Ctrl+K" named "Search", the code toggles "Show code cell source" named "Toggle hidden
+  // content") is named by its text (WCAG 2.5.3). The bibliography's entries are list items of its list.
+  function accessibility() {
+    document.querySelectorAll("button[aria-label], summary[aria-label], a[aria-label]").forEach(function (el) {
+      if (el.closest(".labsim-figure")) { return; }
+      var text = el.textContent.replace(/\s+/g, " ").trim();
+      var name = el.getAttribute("aria-label").trim().toLowerCase();
+      if (text && name.indexOf(text.toLowerCase()) < 0) { el.removeAttribute("aria-label"); }
+    });
+    document.querySelectorAll('[role="list"] > [role="doc-biblioentry"]').forEach(function (el) {
+      el.setAttribute("role", "listitem");
+    });
+  }
+
   function init() {
+    navigation();
+    accessibility();
     frames().forEach(function (f) {
       var s = f.querySelector(":scope > .labsim-scroll, :scope > .pst-scrollable-table-container");
       if (s) { s.addEventListener("scroll", function () { update(f); }, {passive: true}); }

@@ -138,8 +138,12 @@ def html_table(rows: Sequence[dict], caption: str = "", digits: int = 3, *,
     classes = "labsim-table labsim-scroll-frame" + (" labsim-cards" if cards else "")
     cap = f'<div class="labsim-table-caption">{html.escape(caption)}</div>' if caption else ""
     label = f' aria-label="{_attr(caption)}"' if caption else ""
+    region = f"Table: {caption}" if caption else "Table"
     return (f'<div class="{classes}">{cap}'
-            f'<div class="labsim-scroll" style="overflow-x:auto;max-width:100%">'
+            # A region that may scroll sideways is reachable from the keyboard (WCAG 2.1.1); the site's
+            # script (book/_static/labsim.js) drops the tab stop where the table fits its column.
+            f'<div class="labsim-scroll" tabindex="0" role="region" aria-label="{_attr(region)}" '
+            f'style="overflow-x:auto;max-width:100%">'
             f'<table class="table"{label}><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
             f"</div></div>")
 
