@@ -53,9 +53,11 @@ def make_kernel(name: str, nodes: Sequence[Node], outputs: Sequence[Var], alias:
             if id(buf) not in seen:
                 seen.add(id(buf))
                 inputs.append(buf)
-    flops = sum(ops.get(n.op).count_flops(tuple(a.aval for a in n.operands), n.out.aval, n.params) for n in nodes)
-    trans = sum(ops.get(n.op).count_transcendentals(tuple(a.aval for a in n.operands), n.out.aval, n.params)
-                for n in nodes)
+    flops = trans = 0
+    for n in nodes:
+        opdef, avals, params = ops.get(n.op), tuple(a.aval for a in n.operands), n.params
+        flops += opdef.count_flops(avals, n.out.aval, params)
+        trans += opdef.count_transcendentals(avals, n.out.aval, params)
     kind = _kind_of(nodes)
     root = next((n for n in nodes if n.out is outputs[0]), nodes[-1]) if outputs else nodes[-1]
     tile = None

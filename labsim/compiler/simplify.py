@@ -18,7 +18,7 @@ from ..core.ir import Atom, Graph, Literal, Node, Var
 from ..core import ops
 from ..core.ops import Op
 from .dce import dce
-from .rewrite import Builder
+from .rewrite import Builder, renamed
 
 
 class _Walk:
@@ -205,7 +205,7 @@ def simplify(g: Graph) -> Graph:
             b.sub[id(n.out)] = rep
             continue
         if any(x is not b.atom(y) for x, y in zip(a, n.operands)):
-            b.nodes.append(Node(n.op, tuple(a), n.attrs, n.out))
+            b.nodes.append(renamed(n, tuple(a)))
         else:
             b.keep(n)
         s.producer[id(n.out)] = b.nodes[-1]

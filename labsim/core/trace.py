@@ -375,10 +375,23 @@ def _expand_once(g: Graph) -> Graph:
             elif all(x is y for x, y in zip(operands, n.operands)):
                 ctx.nodes.append(n)
             else:
-                ctx.nodes.append(Node(n.op, operands, n.attrs, n.out))
+                ctx.nodes.append(renamed(n, operands))
     outs = tuple(atom(o) for o in g.outputs)
     return Graph(g.inputs, tuple(ctx.nodes), outs, name=g.name, input_names=g.input_names, in_tree=g.in_tree,
                  out_tree=g.out_tree)
+
+
+def renamed(n: Node, operands: tuple[Atom, ...]) -> Node:
+    """``n`` reading ``operands`` instead of its own. If ``n`` was verified and each new operand is of the
+    same kind (variable or literal) with the same ``ShapeDtype`` as the old one, so is the copy: the op,
+    its attributes and its operands' avals are what ``Graph.verify`` checks, and none of them changed."""
+    node = Node(n.op, operands, n.attrs, n.out)
+    if "_verified" in n.__dict__:
+        for a, b in zip(operands, n.operands):
+            if type(a) is not type(b) or (a.aval is not b.aval and a.aval != b.aval):
+                return node
+        node.__dict__["_verified"] = True
+    return node
 
 
 def _instantiate(t: Graph, operands: tuple[Atom, ...], nodes: list[Node]) -> Atom:
