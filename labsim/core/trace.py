@@ -334,10 +334,39 @@ def inline(graph: Graph, *args):
     def read(a: Atom):
         return env[id(a)] if isinstance(a, Var) else a.value  # a weak Python scalar: takes the dtype of the array it meets
 
-    for n in graph.nodes:
+    drop = last_uses(graph)
+    for i, n in enumerate(graph.nodes):
         env[id(n.out)] = bind(n.op, *[read(a) for a in n.operands], **n.params)
+        for v in drop[i]:  # values no later node reads: let them go, so memory holds only the live set
+            del env[id(v)]
     outs = tuple(read(o) for o in graph.outputs)
     return outs[0] if len(outs) == 1 else outs
+
+
+def last_uses(graph: Graph) -> tuple[tuple[Var, ...], ...]:
+    """For each node, the variables that nothing after it reads: its operands read for the last
+    time, and its own result if no one reads it. Graph outputs are never listed. This is buffer
+    liveness, as XLA's buffer assignment computes it: a value is live from its definition to its last
+    use, so an interpreter that frees it there holds only the live set (an 80-step chain holds a few
+    arrays, not 240). Remembered on the graph, which is immutable."""
+    got = graph.__dict__.get("_last_uses")
+    if got is not None:
+        return got
+    last: dict[int, tuple[Var, int]] = {id(v): (v, -1) for v in graph.inputs}
+    for i, n in enumerate(graph.nodes):
+        last[id(n.out)] = (n.out, i)
+        for a in n.in_vars:
+            last[id(a)] = (a, i)
+    for o in graph.outputs:
+        if isinstance(o, Var):
+            last.pop(id(o), None)
+    drop: list[list[Var]] = [[] for _ in graph.nodes]
+    for v, i in last.values():
+        if i >= 0:
+            drop[i].append(v)
+    got = tuple(tuple(d) for d in drop)
+    graph.__dict__["_last_uses"] = got
+    return got
 
 
 def expand_composites(g: Graph) -> Graph:
@@ -462,4 +491,4 @@ def register_composite(name, shape_rule, impl, decompose, hlo: str | None = None
 
 
 __all__ = ["Tracer", "TraceContext", "bind", "trace", "trace_decomposition", "inline", "current_trace", "recording",
-           "expand_composites", "register_composite"]
+           "expand_composites", "register_composite", "last_uses"]
