@@ -24,6 +24,7 @@ from ..support.errors import LabsimError
 
 import enum
 import heapq
+from heapq import heappop, heappush
 import math
 from dataclasses import dataclass, field
 
@@ -242,6 +243,11 @@ class _Ancestors:
         return False
 
 
+def _not_only(gs, gid: int) -> bool:
+    """``gs != {gid}`` without building a set (``gs`` None: in no group yet)."""
+    return gs is None or len(gs) != 1 or gid not in gs
+
+
 def fusion_plan(g: Graph) -> FusionPlan:
     """Decide which nodes share a kernel (see the module docstring for the rules)."""
     nodes = g.nodes
@@ -263,15 +269,16 @@ def fusion_plan(g: Graph) -> FusionPlan:
     gshapes: dict[int, set[tuple]] = {}  # result shapes of the group's elementwise ops
 
     def join(gid: int, j: int) -> None:
-        groups_of.setdefault(j, set()).add(gid)
+        gs = groups_of.get(j)
+        if gs is None:
+            groups_of[j] = {gid}
+        else:
+            gs.add(gid)
         members[gid].add(j)
         k = kind[j]
         gkinds[gid].add(k)
         if k is OpKind.ELEMENTWISE:
             gshapes[gid].add(nodes[j].out.aval.shape)
-
-    def covered(p: int) -> bool:
-        return bool(users[p]) and all(any(p in members[gu] for gu in groups_of.get(u, ())) for u in users[p])
 
     for i in reversed(range(len(nodes))):
         n = nodes[i]
@@ -289,15 +296,17 @@ def fusion_plan(g: Graph) -> FusionPlan:
         # and "is p also read outside this kernel?" has its final answer.
         frontier: list[tuple[int, int]] = []
 
+        mine = members[gid]
+
         def propose(c: int) -> None:
             for a in nodes[c].in_vars:
                 p = index.get(id(a))
-                if p is not None and p not in members[gid] and nodes[p].op != Op.CONSTANT:
-                    heapq.heappush(frontier, (-p, c))
+                if p is not None and p not in mine and nodes[p].op != Op.CONSTANT:
+                    heappush(frontier, (-p, c))
 
         propose(i)
         while frontier:
-            p, c = heapq.heappop(frontier)
+            p, c = heappop(frontier)
             p = -p
             if True:
                 if p in members[gid]:
@@ -305,7 +314,7 @@ def fusion_plan(g: Graph) -> FusionPlan:
                 pk = kind[p]
                 gk = gkinds[gid]
                 # users elsewhere, including other copies of a duplicated user, also need p
-                outside = [u for u in users[p] if groups_of.get(u, set()) != {gid} or u in multi]
+                outside = [u for u in users[p] if u in multi or _not_only(groups_of.get(u), gid)]
                 if groups_of.get(p):  # already computed in another kernel: joining here duplicates it
                     outside = outside or sorted(groups_of[p])
                 why = None

@@ -174,10 +174,12 @@ def simplify(g: Graph) -> Graph:
     s = _Walk(g)
     b = s.b
     splat: dict[int, Literal] = {}  # constants (or broadcasts of literals) whose elements are all equal
+    sub_get = b.sub.get  # (only Vars are keys, as in Builder.atom)
+    elementwise = ops.ELEMENTWISE - {Op.IOTA}
     for n in g.nodes:
-        a = [b.atom(x) for x in n.operands]
+        a = [sub_get(id(x), x) for x in n.operands]
         op = n.op
-        if op in ops.ELEMENTWISE and op != Op.IOTA and any(isinstance(x, Var) and id(x) in splat for x in a):
+        if splat and op in elementwise and any(id(x) in splat for x in a if type(x) is Var):
             # a uniform array operand is just a scalar literal (it broadcasts), as long as some operand
             # still has the result's shape: x * ones(3) with a scalar x keeps its ones(3)
             new = [splat[id(x)] if isinstance(x, Var) and id(x) in splat else x for x in a]
@@ -204,9 +206,8 @@ def simplify(g: Graph) -> Graph:
         if rep is not None:
             b.sub[id(n.out)] = rep
             continue
-        if any(x is not b.atom(y) for x, y in zip(a, n.operands)):
-            b.nodes.append(renamed(n, tuple(a)))
-        else:
-            b.keep(n)
-        s.producer[id(n.out)] = b.nodes[-1]
+        # the node itself if no operand changed, else a copy reading the new operands (Builder.keep's rule)
+        kept = n if all(x is y for x, y in zip(a, n.operands)) else renamed(n, tuple(a))
+        b.nodes.append(kept)
+        s.producer[id(n.out)] = kept
     return dce(b.finish())
