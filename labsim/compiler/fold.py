@@ -14,6 +14,9 @@ MAX_FOLD_ELEMENTS = 1 << 16
 """The largest result (in elements) that constant folding computes at compile time."""
 
 
+_CONSTANT, _NOT_FOLDED = Op.CONSTANT, frozenset({Op.BROADCAST, Op.IOTA})  # bound once: Op.X is slow in a loop
+
+
 def constant_fold(g: Graph) -> Graph:
     """Constant folding: an op whose operands are all constants is computed at compile time.
 
@@ -24,7 +27,7 @@ def constant_fold(g: Graph) -> Graph:
     const: dict[int, np.ndarray] = {}
     for n in g.nodes:
         operands = [b.atom(a) for a in n.operands]
-        if n.op == Op.CONSTANT:
+        if n.op == _CONSTANT:
             const[id(n.out)] = ops.get(Op.CONSTANT).impl(**n.params)
             b.keep(n)
             continue
@@ -37,7 +40,7 @@ def constant_fold(g: Graph) -> Graph:
             else:
                 vals = None
                 break
-        if vals is None or n.op in (Op.BROADCAST, Op.IOTA) or n.out.aval.size > MAX_FOLD_ELEMENTS \
+        if vals is None or n.op in _NOT_FOLDED or n.out.aval.size > MAX_FOLD_ELEMENTS \
                 or n.op in ops.COMPOSITE or not operands:
             b.keep(n)
             continue

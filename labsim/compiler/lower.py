@@ -148,11 +148,12 @@ def lower(g: Graph, groups: Sequence[Sequence[Node]] | None = None) -> tuple[tup
     alias: dict[int, Var] = {}
     constants: list[Var] = []
     names = g.names()
+    reshape, constant = Op.RESHAPE, Op.CONSTANT  # bound once: Op.X is slow in a loop
     for n in g.nodes:
-        if n.op == Op.RESHAPE and n.in_vars:
+        if n.op == reshape and n.in_vars:
             src = n.operands[0]
             alias[id(n.out)] = alias.get(id(src), src)
-        elif n.op == Op.CONSTANT:
+        elif n.op == constant:
             constants.append(n.out)
     if groups is None and g.plan is not None:
         groups = [[g.nodes[i] for i in sorted(grp)] for grp in g.plan.groups]

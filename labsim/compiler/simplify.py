@@ -169,6 +169,9 @@ def table() -> list[dict]:
     return rows
 
 
+_CONSTANT, _SPREADS = Op.CONSTANT, frozenset({Op.BROADCAST, Op.RESHAPE})  # bound once: Op.X is slow in a loop
+
+
 def simplify(g: Graph) -> Graph:
     """Algebraic simplification by the rules in :data:`RULES` (x·1 → x, 1/sqrt(y) → rsqrt(y), ...)."""
     s = _Walk(g)
@@ -190,13 +193,13 @@ def simplify(g: Graph) -> Graph:
                 else:
                     new[full] = a[full]
             a = new
-        if op == Op.CONSTANT:
+        if op == _CONSTANT:
             arr = n.attr("value").array
             if arr.size and (arr == arr.flat[0]).all() and n.out.aval.dtype != "bool":
                 splat[id(n.out)] = Literal(arr.flat[0].item(), ShapeDtype((), n.out.aval.dtype))
-        elif op in (Op.BROADCAST, Op.RESHAPE) and isinstance(a[0], Literal):
+        elif op in _SPREADS and isinstance(a[0], Literal):
             splat[id(n.out)] = a[0]
-        elif op in (Op.BROADCAST, Op.RESHAPE) and isinstance(a[0], Var) and id(a[0]) in splat:
+        elif op in _SPREADS and isinstance(a[0], Var) and id(a[0]) in splat:
             splat[id(n.out)] = splat[id(a[0])]
         rep = None
         for rule in _BY_OP[op]:

@@ -415,6 +415,7 @@ def renamed(n: Node, operands: tuple[Atom, ...]) -> Node:
     same kind (variable or literal) with the same ``ShapeDtype`` as the old one, so is the copy: the op,
     its attributes and its operands' avals are what ``Graph.verify`` checks, and none of them changed."""
     node = Node(n.op, operands, n.attrs, n.out)
+    node.__dict__["in_vars"] = tuple(a for a in operands if type(a) is Var)  # Node.in_vars, filled in at once
     if "_verified" in n.__dict__:
         for a, b in zip(operands, n.operands):
             if type(a) is not type(b) or (a.aval is not b.aval and a.aval != b.aval):
@@ -430,9 +431,12 @@ def _instantiate(t: Graph, operands: tuple[Atom, ...], nodes: list[Node]) -> Ato
     env: dict[int, Atom] = {id(v): a for v, a in zip(t.inputs, operands)}
     for m in t.nodes:
         out = Var(m.out.aval)
-        node = Node(m.op, tuple(env.get(id(a), a) if type(a) is Var else a for a in m.operands), m.attrs, out)
+        operands = tuple(env.get(id(a), a) if type(a) is Var else a for a in m.operands)
+        node = Node(m.op, operands, m.attrs, out)
+        d = node.__dict__
+        d["in_vars"] = tuple(a for a in operands if type(a) is Var)  # Node.in_vars, filled in at once
         if "_verified" in m.__dict__:  # the same op on operands of the same avals: the same result
-            node.__dict__["_verified"] = True
+            d["_verified"] = True
         nodes.append(node)
         env[id(m.out)] = out
     o = t.outputs[0]
