@@ -14,14 +14,16 @@ MAX_FOLD_ELEMENTS = 1 << 16
 """The largest result (in elements) that constant folding computes at compile time."""
 
 
-_CONSTANT, _NOT_FOLDED = Op.CONSTANT, frozenset({Op.BROADCAST, Op.IOTA})  # bound once: Op.X is slow in a loop
+_CONSTANT, _IOTA, _NOT_FOLDED = Op.CONSTANT, Op.IOTA, frozenset({Op.BROADCAST, Op.IOTA})  # bound once: Op.X is slow
 
 
 def constant_fold(g: Graph) -> Graph:
     """Constant folding: an op whose operands are all constants is computed at compile time.
 
-    Scalars become literals. Broadcasts are not folded (a big constant costs more memory traffic than
-    the broadcast), nor results larger than ``MAX_FOLD_ELEMENTS``.
+    Scalars become literals. Broadcasts and iotas are not folded (a big constant costs more memory traffic
+    than the broadcast or the index computation), nor results larger than ``MAX_FOLD_ELEMENTS``; but a
+    small iota's value is known, so what depends only on it folds (a small causal mask, ``iota >= iota``,
+    becomes a constant; a large one stays computed in the graph).
     """
     b = Builder(g)
     const: dict[int, np.ndarray] = {}
@@ -43,6 +45,8 @@ def constant_fold(g: Graph) -> Graph:
         if vals is None or n.op in _NOT_FOLDED or n.out.aval.size > MAX_FOLD_ELEMENTS \
                 or n.op in ops.COMPOSITE or not operands:
             b.keep(n)
+            if n.op == _IOTA and n.out.aval.size <= MAX_FOLD_ELEMENTS:  # known, so what it feeds can fold;
+                const[id(n.out)] = ops.get(n.op).impl(**n.params)  # it stays an iota (dce drops it if unused)
             continue
         val = np.asarray(ops.get(n.op).impl(*vals, **n.params)).astype(numpy_dtype(n.out.aval.dtype))
         if n.out.aval.shape == ():
