@@ -103,3 +103,16 @@ def test_decode_mask_equals_the_old_mask():
     g = ls.trace(llm.decode_fn(cfg, "attention"), *llm.decode_specs(cfg, "attention", 1, 5, new_tokens=4))
     masks = [n for n in g.nodes if n.op == Op.COMPARE and n.out.aval.shape == (4, 9)]
     assert len(masks) == 1 and not any(n.op == Op.CONSTANT for n in g.nodes)
+
+
+@pytest.mark.parametrize("S,folded", [(128, True), (512, False)])  # MAX_FOLD_ELEMENTS = 65,536 elements
+def test_a_small_mask_folds_to_a_constant_and_a_large_one_stays_computed(S, folded):
+    g = ls.trace(lambda x: lnp.where(lnp.tri(S, dtype=bool), x, -1e30), ls.ShapeDtype((S, S)))
+    prog = ls.compile(g)
+    kinds = {n.op for n in prog.graph.nodes}
+    assert (Op.IOTA in kinds) is not folded
+    assert (Op.CONSTANT in kinds) is folded
+    x = np.random.default_rng(2).standard_normal((S, S)).astype(np.float32)
+    want = np.where(np.tri(S, dtype=bool), x, np.float32(-1e30))
+    np.testing.assert_array_equal(ls.evaluate(prog.graph, x), want)
+    np.testing.assert_array_equal(ls.evaluate(g, x), want)
