@@ -24,12 +24,16 @@ from ..support.errors import LabsimError
 
 import enum
 import heapq
+from heapq import heappop, heappush
 import math
 from dataclasses import dataclass, field
 
 from ..core import ops
 from ..core.ir import Graph, Node, Var
 from ..core.ops import Op, OpKind
+_BROADCAST, _CONSTANT, _DOT, _RESHAPE = Op.BROADCAST, Op.CONSTANT, Op.DOT, Op.RESHAPE  # bound once: Op.X is slow
+_COMPOSITE, _CONTRACTION, _ELEMENTWISE, _REDUCTION = (
+    OpKind.COMPOSITE, OpKind.CONTRACTION, OpKind.ELEMENTWISE, OpKind.REDUCTION)
 
 
 class Reason(enum.Enum):
@@ -159,7 +163,7 @@ class FusionPlan:
             for i in grp:
                 for a in g.nodes[i].in_vars:
                     j = index.get(id(a))
-                    while j is not None and j not in owners and g.nodes[j].op == Op.RESHAPE:
+                    while j is not None and j not in owners and g.nodes[j].op == _RESHAPE:
                         src = g.nodes[j].operands[0]
                         j = index.get(id(src)) if isinstance(src, Var) else None
                     if j is not None and j in owners and gi not in owners[j] and min(owners[j]) > gi:
@@ -168,7 +172,7 @@ class FusionPlan:
         return self
 
 
-_LOOP_KINDS = (OpKind.ELEMENTWISE, OpKind.DATA_MOVEMENT)
+_LOOP_KINDS = (_ELEMENTWISE, OpKind.DATA_MOVEMENT)
 
 ROW_LIMIT = 16384
 """The longest row (in elements) labsim keeps on chip to fuse a reduction with its consumers in one
@@ -206,7 +210,7 @@ def _row_broadcast_ok(n: Node, R, C) -> bool:
     return True  # read from memory (a parameter broadcast along the rows, such as a layer-norm scale)
 
 
-PROLOGUE = frozenset({Op.TRANSPOSE, Op.BROADCAST, Op.SLICE, Op.RESHAPE, Op.CONVERT})
+PROLOGUE = frozenset({Op.TRANSPOSE, _BROADCAST, Op.SLICE, _RESHAPE, Op.CONVERT})
 """What a matrix product may read through inside its kernel: views (the GEMM follows strides and offsets)
 and dtype conversions (a dequantising prologue, as XLA's Triton GEMM fusions and TorchInductor do)."""
 
@@ -242,6 +246,10 @@ class _Ancestors:
         return False
 
 
+def _not_only(gs, gid: int) -> bool:  # ``gs != {gid}`` without building a set (``gs`` None: in no group yet)
+    return gs is None or len(gs) != 1 or gid not in gs
+
+
 def fusion_plan(g: Graph) -> FusionPlan:
     """Decide which nodes share a kernel (see the module docstring for the rules)."""
     nodes = g.nodes
@@ -263,110 +271,112 @@ def fusion_plan(g: Graph) -> FusionPlan:
     gshapes: dict[int, set[tuple]] = {}  # result shapes of the group's elementwise ops
 
     def join(gid: int, j: int) -> None:
-        groups_of.setdefault(j, set()).add(gid)
+        gs = groups_of.get(j)
+        if gs is None:
+            groups_of[j] = {gid}
+        else:
+            gs.add(gid)
         members[gid].add(j)
         k = kind[j]
         gkinds[gid].add(k)
-        if k is OpKind.ELEMENTWISE:
+        if k is _ELEMENTWISE:
             gshapes[gid].add(nodes[j].out.aval.shape)
-
-    def covered(p: int) -> bool:
-        return bool(users[p]) and all(any(p in members[gu] for gu in groups_of.get(u, ())) for u in users[p])
 
     for i in reversed(range(len(nodes))):
         n = nodes[i]
-        if n.op == Op.CONSTANT or i in groups_of:
+        if n.op == _CONSTANT or i in groups_of:
             # already computed inside another kernel (a cheap producer taken in by its consumers): that
             # kernel writes it for any reader outside, so it needs no kernel of its own
             continue
         gid = i
         members[gid], gkinds[gid], gshapes[gid] = set(), set(), set()
         join(gid, i)
-        if kind[i] is OpKind.REDUCTION:
+        if kind[i] is _REDUCTION:
             grow[gid] = _row(n) or False
         # Candidate producers are decided latest first (a max-heap on the node index): every user of p
         # comes after p, so when p's turn comes, each of its users that will join this kernel has joined,
         # and "is p also read outside this kernel?" has its final answer.
         frontier: list[tuple[int, int]] = []
 
+        mine = members[gid]
+
         def propose(c: int) -> None:
             for a in nodes[c].in_vars:
                 p = index.get(id(a))
-                if p is not None and p not in members[gid] and nodes[p].op != Op.CONSTANT:
-                    heapq.heappush(frontier, (-p, c))
+                if p is not None and p not in mine and nodes[p].op != _CONSTANT:
+                    heappush(frontier, (-p, c))
 
         propose(i)
         while frontier:
-            p, c = heapq.heappop(frontier)
+            p, c = heappop(frontier)
             p = -p
-            if True:
-                if p in members[gid]:
-                    continue
-                pk = kind[p]
-                gk = gkinds[gid]
-                # users elsewhere, including other copies of a duplicated user, also need p
-                outside = [u for u in users[p] if groups_of.get(u, set()) != {gid} or u in multi]
-                if groups_of.get(p):  # already computed in another kernel: joining here duplicates it
-                    outside = outside or sorted(groups_of[p])
-                why = None
-                duplicate = False
-                if pk is OpKind.COMPOSITE or kind[c] is OpKind.COMPOSITE:
-                    why = Reason.COMPOSITE
-                elif pk is OpKind.REDUCTION:
-                    r, have = _row(nodes[p]), grow.get(gid)
-                    if r is None or outside or have is False or (have is not None and have != r) \
-                            or OpKind.CONTRACTION in gk \
-                            or any(nodes[m].out.aval.shape not in _row_shapes(*r) for m in members[gid]) \
-                            or not all(_row_broadcast_ok(nodes[m], *r) for m in members[gid]
-                                       if nodes[m].op == Op.BROADCAST):
-                        why = Reason.REDUCTION_FIRST
-                    else:
-                        grow[gid] = r
-                elif isinstance(grow.get(gid), tuple) and (
-                        nodes[p].out.aval.shape not in _row_shapes(*grow[gid])
-                        or (nodes[p].op == Op.BROADCAST and not _row_broadcast_ok(nodes[p], *grow[gid]))):
-                    why = Reason.NOT_ROW
-                elif pk is OpKind.CONTRACTION:
-                    if outside:
-                        why = Reason.CONTRACTION_SHARED
-                    elif OpKind.CONTRACTION in gk or OpKind.REDUCTION in gk:
-                        why = Reason.ONE_ROOT
-                    elif gshapes[gid] - {nodes[p].out.aval.shape}:
-                        why = Reason.EPILOGUE_SHAPE
-                elif (nodes[c].op == Op.DOT or c in prologue) and nodes[p].op not in PROLOGUE:
-                    why = Reason.DOT_OPERAND
-                elif outside and (nodes[c].op == Op.DOT or c in prologue) and nodes[p].op not in ops.DUPLICABLE:
+            if p in members[gid]:
+                continue
+            pk = kind[p]
+            gk = gkinds[gid]
+            # users elsewhere, including other copies of a duplicated user, also need p
+            outside = [u for u in users[p] if u in multi or _not_only(groups_of.get(u), gid)]
+            if groups_of.get(p):  # already computed in another kernel: joining here duplicates it
+                outside = outside or sorted(groups_of[p])
+            why = None
+            duplicate = False
+            if pk is _COMPOSITE or kind[c] is _COMPOSITE:
+                why = Reason.COMPOSITE
+            elif pk is _REDUCTION:
+                r, have = _row(nodes[p]), grow.get(gid)
+                if r is None or outside or have is False or (have is not None and have != r) \
+                        or _CONTRACTION in gk \
+                        or any(nodes[m].out.aval.shape not in _row_shapes(*r) for m in members[gid]) \
+                        or not all(_row_broadcast_ok(nodes[m], *r) for m in members[gid]
+                                   if nodes[m].op == _BROADCAST):
+                    why = Reason.REDUCTION_FIRST
+                else:
+                    grow[gid] = r
+            elif isinstance(grow.get(gid), tuple) and (
+                    nodes[p].out.aval.shape not in _row_shapes(*grow[gid])
+                    or (nodes[p].op == _BROADCAST and not _row_broadcast_ok(nodes[p], *grow[gid]))):
+                why = Reason.NOT_ROW
+            elif pk is _CONTRACTION:
+                if outside:
+                    why = Reason.CONTRACTION_SHARED
+                elif _CONTRACTION in gk or _REDUCTION in gk:
+                    why = Reason.ONE_ROOT
+                elif gshapes[gid] - {nodes[p].out.aval.shape}:
+                    why = Reason.EPILOGUE_SHAPE
+            elif (nodes[c].op == _DOT or c in prologue) and nodes[p].op not in PROLOGUE:
+                why = Reason.DOT_OPERAND
+            elif outside and (nodes[c].op == _DOT or c in prologue) and nodes[p].op not in ops.DUPLICABLE:
+                why = Reason.NOT_CHEAP
+            elif outside:
+                # Recomputing p in each of its k consumer kernels reads p's inputs k times; keeping it
+                # reads them once, writes p once and reads p k times. Duplicate only if that is no worse:
+                # (k - 1)·inputs ≤ (k + 1)·output.
+                k = len(users[p])
+                in_bytes = sum(v.aval.nbytes for v in nodes[p].in_vars)
+                out_bytes = nodes[p].out.aval.nbytes
+                if nodes[p].op in ops.DUPLICABLE and id(nodes[p].out) not in out_ids \
+                        and (k - 1) * in_bytes <= (k + 1) * out_bytes:
+                    duplicate = True  # cheap: recompute it here rather than round-trip through memory
+                elif id(nodes[p].out) in out_ids:
+                    why = Reason.PROGRAM_OUTPUT
+                elif nodes[p].op not in ops.DUPLICABLE:
                     why = Reason.NOT_CHEAP
-                elif outside:
-                    # Recomputing p in each of its k consumer kernels reads p's inputs k times; keeping it
-                    # reads them once, writes p once and reads p k times. Duplicate only if that is no worse:
-                    # (k - 1)·inputs ≤ (k + 1)·output.
-                    k = len(users[p])
-                    in_bytes = sum(v.aval.nbytes for v in nodes[p].in_vars)
-                    out_bytes = nodes[p].out.aval.nbytes
-                    if nodes[p].op in ops.DUPLICABLE and id(nodes[p].out) not in out_ids \
-                            and (k - 1) * in_bytes <= (k + 1) * out_bytes:
-                        duplicate = True  # cheap: recompute it here rather than round-trip through memory
-                    elif id(nodes[p].out) in out_ids:
-                        why = Reason.PROGRAM_OUTPUT
-                    elif nodes[p].op not in ops.DUPLICABLE:
-                        why = Reason.NOT_CHEAP
-                    else:
-                        why = Reason.MORE_TRAFFIC
-                if why:
-                    if nodes[p].op != Op.RESHAPE:
-                        log.append(NotFused(p, c, why))
-                    continue
-                if duplicate:
-                    multi.add(p)
-                    log.append(Duplicated(p, c))
-                if nodes[c].op == Op.DOT or c in prologue:
-                    prologue.add(p)
-                join(gid, p)
-                propose(p)
+                else:
+                    why = Reason.MORE_TRAFFIC
+            if why:
+                if nodes[p].op != _RESHAPE:
+                    log.append(NotFused(p, c, why))
+                continue
+            if duplicate:
+                multi.add(p)
+                log.append(Duplicated(p, c))
+            if nodes[c].op == _DOT or c in prologue:
+                prologue.add(p)
+            join(gid, p)
+            propose(p)
     # reshapes left alone are free bitcasts: no kernel
     groups = [sorted(m) for m in members.values()
-              if not (len(m) == 1 and nodes[next(iter(m))].op == Op.RESHAPE)]
+              if not (len(m) == 1 and nodes[next(iter(m))].op == _RESHAPE)]
     groups = _horizontal(g, groups, index, log)
     groups = _order_acyclic(groups, nodes, index, log)
     names = g.names()
@@ -419,7 +429,7 @@ def _order(groups, nodes, index) -> list[list[int]]:
             owners.setdefault(i, set()).add(gi)
 
     def src(i):  # look through ungrouped reshapes
-        while i is not None and i not in owners and nodes[i].op == Op.RESHAPE:
+        while i is not None and i not in owners and nodes[i].op == _RESHAPE:
             a = nodes[i].operands[0]
             i = index.get(id(a)) if isinstance(a, Var) else None
         return i

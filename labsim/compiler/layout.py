@@ -7,6 +7,9 @@ from .dce import dce
 from .rewrite import Builder
 
 
+_DOT = Op.DOT  # bound once: Op.X is slow in a loop
+
+
 def fold_transpose(g: Graph) -> Graph:
     """Layout: a ``dot`` that reads a transposed operand reads the original instead, with its
     dimension numbers permuted (the matrix unit can read either layout); the transpose then dies."""
@@ -14,7 +17,7 @@ def fold_transpose(g: Graph) -> Graph:
     producer: dict[int, Node] = {}
     for n in g.nodes:
         a = [b.atom(x) for x in n.operands]
-        if n.op == Op.DOT:
+        if n.op == _DOT:
             (lc, rc), (lb, rb) = n.attr("contracting"), n.attr("batch")
             new = list(a)
             dims = [[lc, lb], [rc, rb]]

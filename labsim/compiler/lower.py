@@ -18,8 +18,10 @@ from ..core.trace import expand_composites, trace_decomposition
 from .kernel import Kernel, KernelKind
 
 
-def _kind_of(nodes: Sequence[Node]) -> KernelKind:
-    kinds = {ops.get(n.op).kind for n in nodes}
+def _kind_of(nodes: Sequence[Node], kinds: set | None = None) -> KernelKind:
+    """The kernel's kind from its nodes' op kinds (``kinds``, when the caller has them already)."""
+    if kinds is None:
+        kinds = {ops.get(n.op).kind for n in nodes}
     if OpKind.COMPOSITE in kinds:  # a library kernel: its kind is that of its decomposition
         kinds = {ops.get(m.op).kind for n in nodes if n.op in ops.COMPOSITE
                  for m in expand_composites(trace_decomposition(n.op, tuple(a.aval for a in n.operands),
@@ -45,6 +47,8 @@ def make_kernel(name: str, nodes: Sequence[Node], outputs: Sequence[Var], alias:
     inside = {id(n.out) for n in nodes}
     inputs: list[Var] = []
     seen: set[int] = set()
+    flops = trans = 0
+    kinds = set()
     for n in nodes:
         for a in n.in_vars:
             if id(a) in inside:
@@ -53,10 +57,11 @@ def make_kernel(name: str, nodes: Sequence[Node], outputs: Sequence[Var], alias:
             if id(buf) not in seen:
                 seen.add(id(buf))
                 inputs.append(buf)
-    flops = sum(ops.get(n.op).count_flops(tuple(a.aval for a in n.operands), n.out.aval, n.params) for n in nodes)
-    trans = sum(ops.get(n.op).count_transcendentals(tuple(a.aval for a in n.operands), n.out.aval, n.params)
-                for n in nodes)
-    kind = _kind_of(nodes)
+        opdef, avals, params = ops.get(n.op), tuple(a.aval for a in n.operands), n.params
+        flops += opdef.count_flops(avals, n.out.aval, params)
+        trans += opdef.count_transcendentals(avals, n.out.aval, params)
+        kinds.add(opdef.kind)
+    kind = _kind_of(nodes, kinds)
     root = next((n for n in nodes if n.out is outputs[0]), nodes[-1]) if outputs else nodes[-1]
     tile = None
     if kind is KernelKind.CONTRACTION:
@@ -143,11 +148,12 @@ def lower(g: Graph, groups: Sequence[Sequence[Node]] | None = None) -> tuple[tup
     alias: dict[int, Var] = {}
     constants: list[Var] = []
     names = g.names()
+    reshape, constant = Op.RESHAPE, Op.CONSTANT  # bound once: Op.X is slow in a loop
     for n in g.nodes:
-        if n.op == Op.RESHAPE and n.in_vars:
+        if n.op == reshape and n.in_vars:
             src = n.operands[0]
             alias[id(n.out)] = alias.get(id(src), src)
-        elif n.op == Op.CONSTANT:
+        elif n.op == constant:
             constants.append(n.out)
     if groups is None and g.plan is not None:
         groups = [[g.nodes[i] for i in sorted(grp)] for grp in g.plan.groups]

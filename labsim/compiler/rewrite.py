@@ -11,6 +11,7 @@ from typing import Sequence
 
 from ..core import ops
 from ..core.ir import Atom, Graph, Node, Var, freeze_attrs
+from ..core.trace import renamed
 
 
 class Builder:
@@ -22,17 +23,18 @@ class Builder:
         self.sub: dict[int, Atom] = {}
 
     def atom(self, a: Atom) -> Atom:
-        return self.sub.get(id(a), a) if isinstance(a, Var) else a
+        # only Vars are keys, and a live Literal never shares an id with a live Var
+        return self.sub.get(id(a), a)
 
     def keep(self, n: Node) -> None:
         sub = self.sub
         for a in n.operands:
-            if id(a) in sub:  # (only Vars are keys; a live Literal never shares an id with one)
+            if id(a) in sub:
                 break
         else:
             self.nodes.append(n)  # no operand renamed: the very same node
             return
-        self.nodes.append(Node(n.op, tuple(self.atom(a) for a in n.operands), n.attrs, n.out))
+        self.nodes.append(renamed(n, tuple(sub.get(id(a), a) for a in n.operands)))
 
     def emit(self, op: str, operands: Sequence[Atom], **params) -> Var:
         opdef = ops.get(op)

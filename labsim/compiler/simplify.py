@@ -18,7 +18,7 @@ from ..core.ir import Atom, Graph, Literal, Node, Var
 from ..core import ops
 from ..core.ops import Op
 from .dce import dce
-from .rewrite import Builder
+from .rewrite import Builder, renamed
 
 
 class _Walk:
@@ -169,15 +169,20 @@ def table() -> list[dict]:
     return rows
 
 
+_CONSTANT, _SPREADS = Op.CONSTANT, frozenset({Op.BROADCAST, Op.RESHAPE})  # bound once: Op.X is slow in a loop
+
+
 def simplify(g: Graph) -> Graph:
     """Algebraic simplification by the rules in :data:`RULES` (x·1 → x, 1/sqrt(y) → rsqrt(y), ...)."""
     s = _Walk(g)
     b = s.b
     splat: dict[int, Literal] = {}  # constants (or broadcasts of literals) whose elements are all equal
+    sub_get = b.sub.get  # (only Vars are keys, as in Builder.atom)
+    elementwise = ops.ELEMENTWISE - {Op.IOTA}
     for n in g.nodes:
-        a = [b.atom(x) for x in n.operands]
+        a = [sub_get(id(x), x) for x in n.operands]
         op = n.op
-        if op in ops.ELEMENTWISE and op != Op.IOTA and any(isinstance(x, Var) and id(x) in splat for x in a):
+        if splat and op in elementwise and any(id(x) in splat for x in a if type(x) is Var):
             # a uniform array operand is just a scalar literal (it broadcasts), as long as some operand
             # still has the result's shape: x * ones(3) with a scalar x keeps its ones(3)
             new = [splat[id(x)] if isinstance(x, Var) and id(x) in splat else x for x in a]
@@ -188,13 +193,13 @@ def simplify(g: Graph) -> Graph:
                 else:
                     new[full] = a[full]
             a = new
-        if op == Op.CONSTANT:
+        if op == _CONSTANT:
             arr = n.attr("value").array
             if arr.size and (arr == arr.flat[0]).all() and n.out.aval.dtype != "bool":
                 splat[id(n.out)] = Literal(arr.flat[0].item(), ShapeDtype((), n.out.aval.dtype))
-        elif op in (Op.BROADCAST, Op.RESHAPE) and isinstance(a[0], Literal):
+        elif op in _SPREADS and isinstance(a[0], Literal):
             splat[id(n.out)] = a[0]
-        elif op in (Op.BROADCAST, Op.RESHAPE) and isinstance(a[0], Var) and id(a[0]) in splat:
+        elif op in _SPREADS and isinstance(a[0], Var) and id(a[0]) in splat:
             splat[id(n.out)] = splat[id(a[0])]
         rep = None
         for rule in _BY_OP[op]:
@@ -204,9 +209,8 @@ def simplify(g: Graph) -> Graph:
         if rep is not None:
             b.sub[id(n.out)] = rep
             continue
-        if any(x is not b.atom(y) for x, y in zip(a, n.operands)):
-            b.nodes.append(Node(n.op, tuple(a), n.attrs, n.out))
-        else:
-            b.keep(n)
-        s.producer[id(n.out)] = b.nodes[-1]
+        # the node itself if no operand changed, else a copy reading the new operands (Builder.keep's rule)
+        kept = n if all(x is y for x, y in zip(a, n.operands)) else renamed(n, tuple(a))
+        b.nodes.append(kept)
+        s.producer[id(n.out)] = kept
     return dce(b.finish())

@@ -334,10 +334,39 @@ def inline(graph: Graph, *args):
     def read(a: Atom):
         return env[id(a)] if isinstance(a, Var) else a.value  # a weak Python scalar: takes the dtype of the array it meets
 
-    for n in graph.nodes:
+    drop = last_uses(graph)
+    for i, n in enumerate(graph.nodes):
         env[id(n.out)] = bind(n.op, *[read(a) for a in n.operands], **n.params)
+        for v in drop[i]:  # values no later node reads: let them go, so memory holds only the live set
+            del env[id(v)]
     outs = tuple(read(o) for o in graph.outputs)
     return outs[0] if len(outs) == 1 else outs
+
+
+def last_uses(graph: Graph) -> tuple[tuple[Var, ...], ...]:
+    """For each node, the variables that nothing after it reads: its operands read for the last
+    time, and its own result if no one reads it. Graph outputs are never listed. This is buffer
+    liveness, as XLA's buffer assignment computes it: a value is live from its definition to its last
+    use, so an interpreter that frees it there holds only the live set (an 80-step chain holds a few
+    arrays, not 240). Remembered on the graph, which is immutable."""
+    got = graph.__dict__.get("_last_uses")
+    if got is not None:
+        return got
+    last: dict[int, tuple[Var, int]] = {id(v): (v, -1) for v in graph.inputs}
+    for i, n in enumerate(graph.nodes):
+        last[id(n.out)] = (n.out, i)
+        for a in n.in_vars:
+            last[id(a)] = (a, i)
+    for o in graph.outputs:
+        if isinstance(o, Var):
+            last.pop(id(o), None)
+    drop: list[list[Var]] = [[] for _ in graph.nodes]
+    for v, i in last.values():
+        if i >= 0:
+            drop[i].append(v)
+    got = tuple(tuple(d) for d in drop)
+    graph.__dict__["_last_uses"] = got
+    return got
 
 
 def expand_composites(g: Graph) -> Graph:
@@ -375,10 +404,24 @@ def _expand_once(g: Graph) -> Graph:
             elif all(x is y for x, y in zip(operands, n.operands)):
                 ctx.nodes.append(n)
             else:
-                ctx.nodes.append(Node(n.op, operands, n.attrs, n.out))
+                ctx.nodes.append(renamed(n, operands))
     outs = tuple(atom(o) for o in g.outputs)
     return Graph(g.inputs, tuple(ctx.nodes), outs, name=g.name, input_names=g.input_names, in_tree=g.in_tree,
                  out_tree=g.out_tree)
+
+
+def renamed(n: Node, operands: tuple[Atom, ...]) -> Node:
+    """``n`` reading ``operands`` instead of its own. If ``n`` was verified and each new operand is of the
+    same kind (variable or literal) with the same ``ShapeDtype`` as the old one, so is the copy: the op,
+    its attributes and its operands' avals are what ``Graph.verify`` checks, and none of them changed."""
+    node = Node(n.op, operands, n.attrs, n.out)
+    node.__dict__["in_vars"] = tuple(a for a in operands if type(a) is Var)  # Node.in_vars, filled in at once
+    if "_verified" in n.__dict__:
+        for a, b in zip(operands, n.operands):
+            if type(a) is not type(b) or (a.aval is not b.aval and a.aval != b.aval):
+                return node
+        node.__dict__["_verified"] = True
+    return node
 
 
 def _instantiate(t: Graph, operands: tuple[Atom, ...], nodes: list[Node]) -> Atom:
@@ -388,9 +431,12 @@ def _instantiate(t: Graph, operands: tuple[Atom, ...], nodes: list[Node]) -> Ato
     env: dict[int, Atom] = {id(v): a for v, a in zip(t.inputs, operands)}
     for m in t.nodes:
         out = Var(m.out.aval)
-        node = Node(m.op, tuple(env.get(id(a), a) if type(a) is Var else a for a in m.operands), m.attrs, out)
+        operands = tuple(env.get(id(a), a) if type(a) is Var else a for a in m.operands)
+        node = Node(m.op, operands, m.attrs, out)
+        d = node.__dict__
+        d["in_vars"] = tuple(a for a in operands if type(a) is Var)  # Node.in_vars, filled in at once
         if "_verified" in m.__dict__:  # the same op on operands of the same avals: the same result
-            node.__dict__["_verified"] = True
+            d["_verified"] = True
         nodes.append(node)
         env[id(m.out)] = out
     o = t.outputs[0]
@@ -449,4 +495,4 @@ def register_composite(name, shape_rule, impl, decompose, hlo: str | None = None
 
 
 __all__ = ["Tracer", "TraceContext", "bind", "trace", "trace_decomposition", "inline", "current_trace", "recording",
-           "expand_composites", "register_composite"]
+           "expand_composites", "register_composite", "last_uses"]

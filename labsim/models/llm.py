@@ -16,8 +16,6 @@ import numbers
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-import numpy as np
-
 from ..support.errors import ArgumentError, ArgumentTypeError, LabsimError
 from ..support.lookup import lookup
 from ..core.avals import ShapeDtype
@@ -331,9 +329,11 @@ def attention(cfg: TransformerConfig, x, wq, wk, wv, wo, bq=None, bk=None, bv=No
         v = lnp.reshape(lnp.broadcast_to(lnp.reshape(v, (B, KV, 1, S, hd)), (B, KV, rep, S, hd)), (B, H, S, hd))
     s = (q @ lnp.swapaxes(k, -1, -2)) * (1.0 / math.sqrt(hd))
     if causal:
-        mask = np.tril(np.ones((S, S), dtype=bool))
+        # built from iota and compare inside the graph, as XLA does: no S×S constant is stored
+        i, j = lnp.broadcasted_iota("int32", (S, S), 0), lnp.broadcasted_iota("int32", (S, S), 1)
+        mask = i >= j
         if cfg.sliding_window:  # token i sees positions i − W + 1 .. i (W positions, itself included)
-            mask &= np.subtract.outer(np.arange(S), np.arange(S)) < cfg.sliding_window
+            mask = lnp.where(i - j < cfg.sliding_window, mask, False)
         s = lnp.where(mask, s, -1e30)
     p = nn.softmax(s, axis=-1)
     o = lnp.reshape(lnp.transpose(p @ v, (0, 2, 1, 3)), (B, S, d))
@@ -424,7 +424,7 @@ def decode_attention(cfg: TransformerConfig, x, k_cache, v_cache, wq, wk, wv, wo
         v = lnp.reshape(lnp.broadcast_to(lnp.reshape(v, (B, KV, 1, N, hd)), (B, KV, rep, N, hd)), (B, H, N, hd))
     s = (q @ lnp.swapaxes(k, -1, -2)) * (1.0 / math.sqrt(hd))
     if T > 1:  # new token t sees the cache and new tokens 0..t
-        mask = np.arange(N)[None, :] <= (L + np.arange(T))[:, None]
+        mask = lnp.tri(T, N, L, dtype=bool)  # position j <= L + t, computed in the graph (iota, compare)
         s = lnp.where(mask, s, -1e30)
     p = nn.softmax(s, axis=-1)
     o = lnp.reshape(lnp.transpose(p @ v, (0, 2, 1, 3)), (B, T, d))

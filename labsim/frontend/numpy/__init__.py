@@ -24,6 +24,8 @@ from .reductions import amax, amin, max, mean, min, sum
 from .shapes import concatenate, expand_dims, reshape, squeeze, swapaxes, transpose
 from .linalg import dot, einsum, matmul, outer, PRECISIONS
 from .creation import arange, full, ones, ones_like, zeros, zeros_like
+# computed inside the graph (no constant); not in __all__ until the program fuzzer draws them
+from .creation import broadcasted_iota, tri
 from . import operators  # noqa: F401,E402  (installs the operators of a traced array)
 
 __all__ = [

@@ -1,10 +1,15 @@
-"""``lnp``'s array creation: ``zeros``, ``ones``, ``full``, ``zeros_like``, ``ones_like``, ``arange``."""
+"""``lnp``'s array creation: ``zeros``, ``ones``, ``full``, ``zeros_like``, ``ones_like``, ``arange``, and the
+index arrays computed inside the graph: ``broadcasted_iota`` (``lax.broadcasted_iota``) and ``tri``."""
 from __future__ import annotations
 
 import numpy as _np
 
+from ...core import ops as _ops
 from ...core.avals import ShapeError
-from ...core.dtypes import weak_dtype
+from ...core.dtypes import canonical_dtype, is_integer, is_float, weak_dtype
+from ...core.opcodes import Op
+from ...core.trace import Tracer, current_trace
+from ...support import errors as _errors
 from .arrays import _check, _dtype, _shape, _sizes, asarray, broadcast_to
 
 
@@ -48,3 +53,37 @@ def arange(start, stop=None, step=1, dtype=None):
     return asarray(arr, dtype)
 
 
+
+
+def broadcasted_iota(dtype, shape, dimension: int):
+    """``lax.broadcasted_iota``: an array of ``shape`` whose element at each index is that index along
+    ``dimension`` (``broadcasted_iota("int32", (2, 3), 1)`` is ``[[0, 1, 2], [0, 1, 2]]``).
+
+    Under a trace it is one ``iota`` node with no data: the kernel that reads it computes each element
+    from its position, so index arrays cost no memory however large (XLA builds ``jnp.tri`` and causal
+    masks the same way). On NumPy inputs it computes at once."""
+    shape = _created(shape, "broadcasted_iota")
+    if not shape:
+        raise _errors.ArgumentError(f"broadcasted_iota: shape must have at least one dimension, got {shape}")
+    d = _errors.count("broadcasted_iota", "dimension", dimension, maximum=len(shape) - 1)
+    dt = canonical_dtype(dtype)
+    if not (is_integer(dt) or is_float(dt)):
+        raise _errors.ArgumentError(f"broadcasted_iota: dtype must be an integer or floating dtype, got {dt}")
+    params = {"shape": shape, "dtype": dt, "dimension": d}
+    ctx = current_trace()
+    if ctx is not None:
+        return Tracer(ctx, ctx.emit(Op.IOTA, (), params))
+    return _ops.get(Op.IOTA).impl(**params)
+
+
+def tri(N: int, M: int | None = None, k: int = 0, dtype="float32"):
+    """``jnp.tri``: ones at and below diagonal ``k`` of an ``N``×``M`` array, zeros above
+    (element ``[i, j]`` is ``j <= i + k``). Built from two :func:`broadcasted_iota` and a comparison, so a
+    causal mask of 32,768 tokens is three nodes in the graph, not a 1 GiB constant."""
+    N = _errors.count("tri", "N", N)
+    M = N if M is None else _errors.count("tri", "M", M)
+    k = _errors.count("tri", "k", k, minimum=-(2**31))
+    rows = broadcasted_iota("int32", (N, M), 0)
+    below = (rows + k if k else rows) >= broadcasted_iota("int32", (N, M), 1)
+    dt = canonical_dtype(dtype)
+    return below if dt == "bool" else asarray(below, dt)
