@@ -903,7 +903,10 @@ COVERED = {
 }
 # names of __all__ that are not drawn, with the reason
 NOT_DRAWN = {"float16": "labsim evaluates float16 in NumPy float16; the fuzzer's dtypes are f32/bf16/i32/i8/bool",
-             "float64": "x64 is off in the fuzzer's JAX semantics (float64 is covered by test_evaluate_property)"}
+             "float64": "x64 is off in the fuzzer's JAX semantics (float64 is covered by test_evaluate_property)",
+             "tri": "a constant-free mask of a given shape, not a step on a value; tests/test_causal_mask.py checks it "
+                    "against np.tri, eager and traced",
+             "broadcasted_iota": "as tri (its building block); tests/test_causal_mask.py"}
 
 
 def _inputs(specs, seed: int) -> tuple[np.ndarray, ...]:

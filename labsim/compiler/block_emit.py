@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..support.text import plural
 from ..core.ops import Op
 from . import blocks as _bl
 from .blocks import WARP, BlockError, JITFunction
@@ -364,7 +365,7 @@ def _emit(tr: _Tracer, kernel, grid, threads, per, index, params, n_inputs, cons
     launch = given if given is not None and given.blocks == grid and given.threads_per_block == threads else None
     return bld.build(kernel.name, params, n_inputs, grid, threads, launch=launch,
                      header=[f"// block kernel {kernel.name}[{tag}]: one CTA per program, {threads} threads x "
-                             f"{per} element(s) each (element tid + k*{threads} of the block)",
+                             f"{plural(per, 'element')} each (element tid + k*{threads} of the block)",
                              "// pseudo-PTX: PTX-like for reading (labsim's kernel IR, run by ls.simt)"]).verify()
 
 

@@ -22,6 +22,7 @@ from ..core import ops
 from ..core.ops import Op
 from ..hardware import Chip
 from ..support.errors import ArgumentError
+from ..support.text import plural
 from .emit import kernel_ir
 from .launch import KernelKind
 from .plans import (MATRIX_PATHS, PSEUDO, PSEUDO_IR, MatrixPath, TilePlan, _plan,  # noqa: F401  (re-exported)
@@ -119,8 +120,8 @@ def tile_plan_text(k, chip: Chip | str | None = None) -> str:
     lines = [
         f"// {k.name}: {' → '.join(k.ops)}   [{head}tile plan, pseudo-code for reading]",
         f"// C[{b}×{m}×{n}] = A[{m}×{kk}] · B[{kk}×{n}]" + (f", batch {b}" if b > 1 else ""),
-        f"// tile plan: each {'block' if plan.launch else 'step'} computes a {tm}×{tn} tile of C; K in steps of {tk} ({steps} steps)",
-        (f"// launch: {plan.launch}  ({plan.launch.blocks} tiles)" if plan.launch
+        f"// tile plan: each {'block' if plan.launch else 'step'} computes a {tm}×{tn} tile of C; K in steps of {tk} ({plural(steps, 'step')})",
+        (f"// launch: {plan.launch}  ({plural(plan.launch.blocks, 'tile')})" if plan.launch
          else f"// {tiles} tiles; {path.note}"),
     ]
     if plan.launch and path.note and path.arch != "generic":

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 
 from ..core.ir import Graph, Var
 from ..support.tables import html_table
+from ..support.text import plural
 from .buffers import assign_buffers
 from .kernel import Kernel
 
@@ -88,7 +89,7 @@ class Program:
                  "bytes written": k.bytes_written, "launch": str(k.launch)} for k in self.kernels]
 
     def _repr_html_(self) -> str:
-        return html_table(self.table(), caption=f"{len(self.kernels)} kernel(s) for {self.graph.name}",
+        return html_table(self.table(), caption=f"{plural(len(self.kernels), 'kernel')} for {self.graph.name}",
                           units={"FLOPs": "FLOP", "bytes read": "B", "bytes written": "B"})
 
     def __repr__(self) -> str:

@@ -37,14 +37,14 @@ Assumptions (a roofline is a *lower bound*; it leaves these out): perfect overla
 inside a kernel; peak rates reached (no tile quantisation, no occupancy limits, no caches beyond
 counting each input once).
 
-A program's cost (:class:`~labsim.machines.program_cost.ProgramCost`, ``ls.estimate``) lives in
-:mod:`labsim.machines.program_cost`, above the host machine: its time plays the kernels on one stream of
+A program's cost (``labsim.machines.program_cost.ProgramCost``, ``ls.estimate``) lives in
+``labsim.machines.program_cost``, above the host machine: its time plays the kernels on one stream of
 ``ls.host.Machine`` (``labsim.machines.runtime.simulate`` with the data on the device gives the same number): the host
 issues one launch per ``host_api_time``, each kernel starts ``launch_overhead`` after its launch was
 issued or when the previous kernel ends, whichever is later. So the launch *latency* is exposed once
 (and again wherever kernels are shorter than the issue rate), not once per kernel. The old figure,
 every kernel paying the full launch latency in series (a host that synchronises after each kernel), is
-:attr:`ProgramCost.serial_time`.
+``ProgramCost.serial_time``.
 """
 from __future__ import annotations
 

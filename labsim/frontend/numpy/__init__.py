@@ -24,7 +24,7 @@ from .reductions import amax, amin, max, mean, min, sum
 from .shapes import concatenate, expand_dims, reshape, squeeze, swapaxes, transpose
 from .linalg import dot, einsum, matmul, outer, PRECISIONS
 from .creation import arange, full, ones, ones_like, zeros, zeros_like
-# computed inside the graph (no constant); not in __all__ until the program fuzzer draws them
+# masks computed inside the graph from iota and a compare (no constant)
 from .creation import broadcasted_iota, tri
 from . import operators  # noqa: F401,E402  (installs the operators of a traced array)
 
@@ -37,6 +37,7 @@ __all__ = [
     "reshape", "transpose", "swapaxes", "expand_dims", "squeeze", "broadcast_to", "concatenate",
     "asarray", "array", "astype", "zeros", "ones", "full", "zeros_like", "ones_like", "arange",
     "float32", "float16", "float64", "bfloat16", "int32", "int8", "bool_", "pi", "e", "inf", "nan", "newaxis",
+    "tri", "broadcasted_iota",
 ]
 
 # not the API: the tests' fuzzer builds x.at[...] on NumPy arrays through this helper
