@@ -64,7 +64,7 @@ class Step:
 
     def row(self) -> dict:
         return {"step": self.name, "how": self.how, "TFLOP/s": self.achieved / 1e12,
-                "fraction of peak": f"{self.fraction:.1%}", "bound": self.bound}
+                "% of peak": 100 * self.fraction, "bound": self.bound}
 
 
 def _panels(m: int, n: int, k: int, t: int) -> int:
