@@ -149,6 +149,14 @@ def test_relu_lane_use_is_elements_over_lanes_built():
         assert ls.labs.check(relu_ok, "relu", BLOCK=block).lane_use == pytest.approx(n / built)
 
 
+def test_issue_lanes_follow_the_block_size():
+    """A block of 16 elements is a CTA of 16 threads: half of each warp-instruction's lanes are idle."""
+    full = ls.labs.check(relu_ok, "relu", BLOCK=128)
+    half = ls.labs.check(relu_ok, "relu", BLOCK=16)
+    assert full.issue_lane_use == pytest.approx(1.0)
+    assert half.issue_lane_use == pytest.approx(0.5)
+
+
 def test_slow_relu_takes_more_cycles_than_the_target():
     v = ls.labs.check(relu_ok, "relu", BLOCK=1024)
     assert v.cycles > v.target.max_latencies * v.latency and "cycles" in v.reason

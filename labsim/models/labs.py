@@ -111,6 +111,7 @@ class Verdict:
     sectors: int
     min_sectors: int
     lane_use: float
+    issue_lane_use: float | None  # active lanes / 32 over the warp-instructions the machine issued
     cycles: int | None
     latency: int  # the SIMT machine's memory latency, cycles
     target: Target
@@ -137,6 +138,8 @@ class Verdict:
                  "target": f"≤ {t.max_sector_ratio:g}× the minimum" if t.max_sector_ratio else "—"},
                 {"measure": "lanes used", "kernel": f"{self.lane_use:.0%}",
                  "target": f"≥ {t.min_lane_use:.0%}" if t.min_lane_use else "—"},
+                {"measure": "active lanes per issued warp-instruction",
+                 "kernel": "—" if self.issue_lane_use is None else f"{self.issue_lane_use:.0%}", "target": "—"},
                 {"measure": "cycles", "kernel": "—" if self.cycles is None else f"{self.cycles:,}",
                  "target": f"≤ {t.max_latencies * self.latency:,.0f} ({t.max_latencies:g} memory latencies)"
                  if t.max_latencies else "—"},
@@ -175,7 +178,7 @@ def _chip(chip) -> Chip:
 
 
 def _fail(t: Task, c: Chip, name: str, reason: str) -> Verdict:
-    return Verdict(t.name, c.name, name, False, math.inf, 0, t.min_sectors, 0.0, None, Timing().memory,
+    return Verdict(t.name, c.name, name, False, math.inf, 0, t.min_sectors, 0.0, None, None, Timing().memory,
                    t.target, reason)
 
 
@@ -218,7 +221,8 @@ def check(kernel, task_name="scale", chip="H100 SXM", **constants) -> Verdict:
         reasons.append(f"uses {lane_use:.0%} of its lanes (target ≥ {tg.min_lane_use:.0%})")
     if tg.max_latencies is not None and machine.cycles is not None and machine.cycles > tg.max_latencies * latency:
         reasons.append(f"takes {machine.cycles:,} cycles (target ≤ {tg.max_latencies * latency:,.0f})")
-    return Verdict(t.name, c.name, name, correct, err, sectors, t.min_sectors, lane_use, machine.cycles, latency,
+    issue = machine.trace.lane_utilisation() if machine.trace is not None else None
+    return Verdict(t.name, c.name, name, correct, err, sectors, t.min_sectors, lane_use, issue, machine.cycles, latency,
                    tg, "; ".join(reasons))
 
 

@@ -97,7 +97,8 @@ def progression(m: int, n: int, k: int, chip="H100 SXM", *, naive_sectors: float
         _panels(m, n, k, t), FP32 * (2 * fmas + m * k * -(-n // t) + k * n * -(-m // t)))
     bm, bn, tm, tn = reg_tile
     add("4 register tiles", f"{bm}×{bn} block tiles, {tm}×{tn} outputs per thread in registers",
-        _panels(m, n, k, max(bm, bn)), FP32 * (fmas * (tm + tn) / (tm * tn) + m * k * -(-n // bn) + k * n * -(-m // bm)))
+        _panels(m, n, k, max(bm, bn)),
+        FP32 * (fmas * (tm + tn) / (tm * tn) + m * k * -(-n // bn) + k * n * -(-m // bm)))
     p = tiling.plan(m, n, k, tc_tile, c, dtype="bfloat16")
     steps.append(Step("5 tensor-core tiles", f"bfloat16 {tiling.Tile(*tc_tile)} tiles on the tensor cores",
                       flops, p.traffic, 0.0, p.compute_time, p.memory_time, p.shared_time, peak))
