@@ -195,5 +195,14 @@ def test_progression_climbs_and_stays_under_peak():
     s1 = steps[0]
     assert s1.bound == "HBM"
     assert s1.hbm_bytes == pytest.approx(naive.sectors / 32**3 * 32 * 4096**3)
-    with pytest.raises(ls.ArgumentError, match="m"):
+    with pytest.raises(ls.ArgumentError, match="progression: m must be at least 1"):
         ls.labs.progression(0, 4096, 4096, naive_sectors=1, coalesced_sectors=1)
+    with pytest.raises(ls.ArgumentError, match="naive_sectors"):
+        ls.labs.progression(64, 64, 64, naive_sectors=-1, coalesced_sectors=1)
+    with pytest.raises(ls.LabsimError, match="TPU v5e"):
+        ls.labs.progression(64, 64, 64, "TPU v5e", naive_sectors=1, coalesced_sectors=1)
+
+
+def test_a_task_object_is_accepted():
+    t = ls.labs.task("scale")
+    assert ls.labs.task(t) is t and ls.labs.check(scale_ok, t, BLOCK=256).passed

@@ -156,13 +156,16 @@ class Verdict:
         return f"{self.kernel} on {self.task!r} ({self.chip}): {self.verdict}"
 
 
-def task(name) -> Task:
-    """The task called ``name`` (or ``name`` itself when it is a :class:`Task`)."""
+def _lookup(name) -> Task:
+    """The task called ``name`` (or ``name`` itself when it is a :class:`Task`); ``ls.labs.task``."""
     if isinstance(name, Task):
         return name
     if not isinstance(name, str) or name.lower() not in TASKS:
         raise ArgumentError(f"ls.labs.check: task={name!r} is not a lab task; the tasks are {sorted(TASKS)}")
     return TASKS[name.lower()]
+
+
+task = _lookup
 
 
 def _chip(chip) -> Chip:
@@ -182,14 +185,15 @@ def _fail(t: Task, c: Chip, name: str, reason: str) -> Verdict:
                    t.target, reason)
 
 
-def check(kernel, task_name="scale", chip="H100 SXM", **constants) -> Verdict:
-    """Run ``kernel`` (an ``@ls.blocks.jit`` kernel with the task's signature) on task ``task_name`` and
-    ``chip``; ``constants`` are its ``tl.constexpr`` values (``BLOCK=256``). Returns a :class:`Verdict`.
+def check(kernel, task, chip="H100 SXM", **constants) -> Verdict:
+    """Run ``kernel`` (an ``@ls.blocks.jit`` kernel with the task's signature) on ``task`` (a name or a
+    :class:`Task`) and ``chip``; ``constants`` are its ``tl.constexpr`` values (``BLOCK=256``). Returns a
+    :class:`Verdict`.
     A kernel that breaks a rule of ``ls.blocks`` or of the machine fails with that rule as its reason."""
     if not isinstance(kernel, JITFunction):
         raise ArgumentTypeError(f"ls.labs.check: kernel must be an @ls.blocks.jit kernel, got {kernel!r:.60} "
                                 f"({type(kernel).__name__})")
-    t, c = task(task_name), _chip(chip)
+    t, c = _lookup(task), _chip(chip)
     for k, v in constants.items():
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise ArgumentError(f"ls.labs.check: {k}={v!r} must be a positive int (a tl.constexpr of the kernel)")

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from ..hardware import ExecUnit
 from ..machines import tiling
 from ..machines.simt import SECTOR
-from ..support.errors import count
+from ..support.errors import count, positive
 
 FP32 = 4  # bytes
 
@@ -77,7 +77,11 @@ def progression(m: int, n: int, k: int, chip="H100 SXM", *, naive_sectors: float
                 tc_tile: tuple = (128, 128, 32)) -> list[Step]:
     """The five steps for ``[m, k] @ [k, n]`` on ``chip``. ``naive_sectors`` and ``coalesced_sectors``
     are the sectors the SIMT machine counted for the lab's kernels on ``measured``³ matrices."""
-    m, n, k = (count("ls.labs.progression", a, v, minimum=1) for a, v in (("m", m), ("n", n), ("k", k)))
+    fn = "ls.labs.progression"
+    m, n, k, measured, smem_tile = (count(fn, a, v, minimum=1) for a, v in (("m", m), ("n", n), ("k", k),
+                                    ("measured", measured), ("smem_tile", smem_tile)))
+    naive_sectors, coalesced_sectors = (positive(fn, a, v) for a, v in (("naive_sectors", naive_sectors),
+                                        ("coalesced_sectors", coalesced_sectors)))
     c = tiling._gpu(chip)
     fp32 = c.peak_flops("float32")
     peak = c.peak_flops("bfloat16", ExecUnit.MATRIX)
