@@ -60,7 +60,9 @@ def pass_figure(prog, pass_name: str, caption: str = ""):
     if stacked:
         widest = max(w for w, _ in sizes)
         scale = max(min(1.3, width_px * 0.96 / widest), MIN_LABEL_PX / font)
-        width_px = max(width_px, widest * scale / 0.96)
+        # the widest drawing fills the figure: on a narrow page the figure (and its scroller) is no
+        # wider than that drawing at a readable size
+        width_px = widest * scale / 0.96
         band = [h * scale + 40 for _, h in sizes]  # each drawing and its title
         plot_h = sum(band)
     else:
@@ -78,12 +80,13 @@ def pass_figure(prog, pass_name: str, caption: str = ""):
             f"before: {plural(n_before)}", f"after {pass_name}: {plural(n_after)}"))):
         src = "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
         if stacked:
-            title_y, img_y, cx = top, top - 30 / plot_h, 0.5
+            # from the left edge: on a phone the scroller opens on the drawing, not on empty space
+            title_y, img_y, cx = top, top - 30 / plot_h, 0.0
             fig.add_annotation(x=0, y=title_y, xref="paper", yref="paper", text=label, showarrow=False,
                                xanchor="left", yanchor="top", font=dict(size=12))
             fig.add_layout_image(source=src, xref="paper", yref="paper", x=cx, y=img_y, sizex=w * scale / width_px,
-                                 sizey=h * scale / plot_h, xanchor="center", yanchor="top", sizing="contain")
-            mids.append((cx, img_y - h * scale / plot_h / 2))
+                                 sizey=h * scale / plot_h, xanchor="left", yanchor="top", sizing="contain")
+            mids.append((w * scale / width_px / 2, img_y - h * scale / plot_h / 2))
             top -= band[k] / plot_h
         else:
             fig.add_layout_image(source=src, xref="paper", yref="paper", x=x0 + share / 2, y=0.94,

@@ -132,6 +132,21 @@ def _wrap_axis_titles(fig) -> None:
 MIN_FONT_PX = 11
 
 
+#: a legend entry longer than this goes on two lines (one line ran past a phone's 360 px figure)
+LEGEND_CHARS = 40
+
+
+def _wrap_legend(fig) -> None:
+    for t in fig.data:
+        name = t.name
+        if not isinstance(name, str) or len(name) <= LEGEND_CHARS or "<br>" in name or t.showlegend is False:
+            continue
+        spaces = [i for i, ch in enumerate(name) if ch == " "]
+        if spaces:
+            cut = min(spaces, key=lambda i: abs(i - len(name) / 2))
+            t.name = name[:cut] + "<br>" + name[cut + 1:]
+
+
 def _min_text(fig) -> None:
     """No text under :data:`MIN_FONT_PX`: small annotation and trace fonts are raised to it, and bar
     labels that Plotly would shrink to fit a narrow bar are hidden instead (``uniformtext``)."""
@@ -162,6 +177,7 @@ def style(fig, *, title: str | None = None, height: int = 360):
     # y tick labels a little off the axis: a "0" on each axis met in the corner
     fig.update_yaxes(automargin=True, ticklabelstandoff=4)
     _min_text(fig)
+    _wrap_legend(fig)
     _log_ticks(fig)
     _wrap_axis_titles(fig)
     return fig
