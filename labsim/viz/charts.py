@@ -358,4 +358,7 @@ def status_grid(cells: Sequence[Sequence[str]], rows: Sequence[str], columns: Se
                                zmin=-0.5, zmax=n - 0.5, showscale=False, xgap=2, ygap=2,
                                hovertemplate="%{y}: %{x} %{text}<extra></extra>"))
     fig.update_yaxes(autorange="reversed")
-    return style(fig, title=title, height=height or 120 + 24 * len(rows))
+    # column names side by side run into each other on a phone's 360 px figure: slanted when long
+    slant = sum(len(str(c)) for c in columns) > 30
+    fig.update_xaxes(tickangle=-45 if slant else 0)
+    return style(fig, title=title, height=height or 120 + 24 * len(rows) + (50 if slant else 0))
