@@ -342,17 +342,25 @@ def _label_sides(xs, ys, xrange, roof) -> list[str]:
     written leftwards is cut off), below a point on the roof (above it is the plot's edge), else
     alternately below (right of the slope) and above."""
     lo, hi = math.log10(xrange[0]), math.log10(xrange[1])
+    lys = [math.log10(y) for y in ys] + [math.log10(roof)]
+    # a label's box in decades on a phone's plot: about a third of the width, an eighth of the height
+    w, h = 0.35 * (hi - lo), 0.13 * (max(lys) - min(lys) + 1)
     out, placed = [], []
     for i, (x, y) in enumerate(zip(xs, ys)):
         lx, ly = math.log10(x), math.log10(y)
         f = (lx - lo) / (hi - lo)
         side = "right" if f < 0.4 else "left" if f > 0.6 else "center"
+        x0 = lx if side == "right" else lx - w if side == "left" else lx - w / 2
         order = ["bottom", "top"] if y >= 0.8 * roof or i % 2 == 0 else ["top", "bottom"]
-        # a neighbour's label on the same side of its point would pile onto this one: take the other
-        free = [v for v in order if not any(v == pv and abs(lx - px) < 0.8 and abs(ly - py) < 0.5
-                                           for px, py, pv in placed)]
+
+        def box(v):
+            return (x0, x0 + w, ly - h, ly) if v == "bottom" else (x0, x0 + w, ly, ly + h)
+
+        # a neighbour's label where this one would go: take the other side of the point
+        free = [v for v in order if not any(min(b[1], box(v)[1]) > max(b[0], box(v)[0])
+                                            and min(b[3], box(v)[3]) > max(b[2], box(v)[2]) for b in placed)]
         vert = (free or order)[0]
-        placed.append((lx, ly, vert))
+        placed.append(box(vert))
         out.append(f"{vert} {side}")
     return out
 
