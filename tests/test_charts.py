@@ -42,7 +42,10 @@ def test_chart_bars_stack_rules_and_log_range():
     assert fig.layout.barmode == "stack"
     assert fig.layout.yaxis.range == (-1.0, 2.0)  # log10 of the data range
     assert fig.data[0].textposition == "outside" and fig.data[1].marker.line.color == viz.ROLE["memory"]
-    assert len(fig.layout.shapes) == 1 and fig.layout.annotations[0].y == 0.0  # log10(1) on the log axis
+    assert len(fig.layout.shapes) == 1 and fig.layout.shapes[0].y0 == 1.0
+    # the rule is named in the legend, drawn as the line is (not written over the plot)
+    entry = [t for t in fig.data if t.name == "one" and t.type == "scatter"]
+    assert len(entry) == 1 and entry[0].showlegend and entry[0].line.dash == "dot" and not fig.layout.annotations
     assert list(fig.layout.xaxis.categoryarray) == x
     _print_face(fig)
 

@@ -121,7 +121,9 @@ def _trace(s: Series):
         marker = dict(color=s.color) if s.color else {}
         if s.outline:
             marker["line"] = dict(color=s.outline, width=1)
-        kw = dict(text=list(s.text), textposition="outside" if s.text_outside else "auto",
+        # labels stay level (never turned to run up a narrow bar); one too big for its bar is hidden
+        # (the style's uniformtext) rather than shrunk below 11 px
+        kw = dict(text=list(s.text), textposition="outside" if s.text_outside else "auto", textangle=0,
                   cliponaxis=False) if s.text is not None else {}
         return go.Bar(x=list(x), y=list(y), name=s.name, orientation="h" if s.horizontal else "v", marker=marker,
                       showlegend=s.name is not None, **kw)
@@ -145,6 +147,37 @@ def _range(fn: str, name: str, r, log: bool):
     return list(r)
 
 
+def _room_for_outside_text(fig, series, barmode, log: bool) -> None:
+    """Bars labelled above (or after) their ends: an invisible point past the longest bar, so that the
+    axis (its own range, or the range shared by an interactive figure's steps) leaves room for the label
+    on a phone's narrow plot instead of cutting it at the figure's edge."""
+    import plotly.graph_objects as go
+
+    labelled = [s for s in series if s.kind == "bars" and s.text is not None and s.text_outside]
+    if not labelled:
+        return
+    tops: dict = {}
+    for s in (x for x in series if x.kind == "bars"):
+        for c, v in zip(s.x, s.y):
+            if isinstance(v, numbers.Real) and math.isfinite(v):
+                tops[c] = tops.get(c, 0.0) + v if barmode == "stack" else max(tops.get(c, v), v)
+    if not tops:
+        return
+    far = max(tops.values())
+    if far <= 0:
+        return
+    # a label of about 80 px on a phone's plot of about 220 px: some 40 % more axis past the longest bar
+    if log:
+        low = min((v for v in tops.values() if v > 0), default=far)
+        far = far * 10 ** (0.45 * math.log10(far / low) + 0.3)
+    else:
+        far = far * 1.45
+    horizontal = labelled[0].horizontal
+    cat = next(iter(tops))
+    fig.add_trace(go.Scatter(x=[far] if horizontal else [cat], y=[cat] if horizontal else [far], mode="markers",
+                             marker=dict(opacity=0, size=1), hoverinfo="skip", showlegend=False))
+
+
 def chart(series: Sequence[Series], *, title: str | None = None, xtitle: str | None = None,
           ytitle: str | None = None, xlog: bool = False, ylog: bool = False, xrange=None, yrange=None,
           barmode: str | None = None, rules: Sequence[Rule] = (), categories: Sequence | None = None,
@@ -161,6 +194,7 @@ def chart(series: Sequence[Series], *, title: str | None = None, xtitle: str | N
     if barmode not in (None, "stack", "group"):
         raise ValueError(f"chart: barmode must be None, 'stack' or 'group', got {barmode!r}")
     fig = go.Figure([_trace(s) for s in series])
+    _room_for_outside_text(fig, series, barmode, xlog if any(s.horizontal for s in series) else ylog)
     if barmode:
         fig.update_layout(barmode=barmode)
     horizontal = any(s.kind == "bars" and s.horizontal for s in series)
@@ -174,20 +208,15 @@ def chart(series: Sequence[Series], *, title: str | None = None, xtitle: str | N
     for r in rules:
         if not isinstance(r, Rule):
             raise ValueError(f"chart: rules must be viz.rule(...) lines, got {r!r}")
-        log = xlog if r.axis == "x" else ylog
         if r.axis == "y":
             fig.add_hline(y=r.value, line=dict(color=r.color, dash=r.dash))
         else:
             fig.add_vline(x=r.value, line=dict(color=r.color, dash=r.dash))
         if r.label:
-            # placed by an annotation of its own: on a log axis an annotation's position is log10 of the value
-            at = math.log10(r.value) if log else r.value
-            if r.axis == "y":
-                fig.add_annotation(x=1, xref="paper", y=at, text=r.label, showarrow=False, xanchor="right",
-                                   yanchor="bottom")
-            else:
-                fig.add_annotation(x=at, y=0, yref="paper", text=" " + r.label, showarrow=False, xanchor="left",
-                                   yanchor="bottom")
+            # named in the legend, drawn as the line is: a label written on the plot lay over the bars or
+            # ran off a phone's narrow plot
+            fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=r.label, showlegend=True,
+                                     line=dict(color=r.color, dash=r.dash), hoverinfo="skip"))
     return style(fig, title=title, height=height)
 
 
@@ -269,7 +298,10 @@ def slot_grids(grids: Mapping[str, object], states: Sequence[tuple[str, str]], *
     scale = []
     for i, (_, role) in enumerate(states):
         scale += [[i / n, ROLE[role]], [(i + 1) / n, ROLE[role]]]
-    fig = make_subplots(rows=1, cols=len(grids), subplot_titles=list(grids), horizontal_spacing=0.04)
+    # a panel title on two lines at its colon ("contiguous:<br>21 requests"): side by side over narrow
+    # panels, one-line titles run into each other on a phone
+    titles = [k.replace(": ", ":<br>", 1) if len(grids) > 1 and len(k) > 14 else k for k in grids]
+    fig = make_subplots(rows=1, cols=len(grids), subplot_titles=titles, horizontal_spacing=0.04)
     for i, (name, z) in enumerate(grids.items()):
         z = np.asarray(z)
         if z.ndim != 2 or z.size == 0 or z.min() < 0 or z.max() >= n:
@@ -280,6 +312,10 @@ def slot_grids(grids: Mapping[str, object], states: Sequence[tuple[str, str]], *
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name,
                                  marker=dict(color=ROLE[role], size=10, symbol="square")))
     fig.update_xaxes(showticklabels=False).update_yaxes(showticklabels=False, autorange="reversed")
+    if any("<br>" in t for t in titles):  # two-line titles: room inside the figure (the caption takes the margin)
+        fig.update_yaxes(domain=[0, 0.86])
+        for a in fig.layout.annotations:
+            a.y = 0.88
     return style(fig, title=title, height=height)
 
 
@@ -322,4 +358,7 @@ def status_grid(cells: Sequence[Sequence[str]], rows: Sequence[str], columns: Se
                                zmin=-0.5, zmax=n - 0.5, showscale=False, xgap=2, ygap=2,
                                hovertemplate="%{y}: %{x} %{text}<extra></extra>"))
     fig.update_yaxes(autorange="reversed")
-    return style(fig, title=title, height=height or 120 + 24 * len(rows))
+    # column names side by side run into each other on a phone's 360 px figure: slanted when long
+    slant = sum(len(str(c)) for c in columns) > 30
+    fig.update_xaxes(tickangle=-45 if slant else 0)
+    return style(fig, title=title, height=height or 120 + 24 * len(rows) + (50 if slant else 0))

@@ -107,7 +107,7 @@ def _squares(fig, x0, y0, x1, y1, n: int, cols: int, role: str) -> None:
 def _partition(fig, x0: float, y0: float, w: float, h: float, n: dict, index: int) -> None:
     _box(fig, x0, y0, x0 + w, y0 + h, None, fill="#FFFFFF", line_width=1.2)
     fig.note(x=x0 + 1, y=y0 + 0.4, text=f"sub-partition {index}", showarrow=False, xanchor="left",
-                       yanchor="top", font=dict(size=_FONT - 1, color="#555555"), xref="x", yref="y")
+                       yanchor="top", font=dict(size=_FONT, color="#555555"), xref="x", yref="y")
     pad, row = 1.0, h / 9.5
     y = y0 + 1.6 * row
     _box(fig, x0 + pad, y, x0 + w - pad, y + row, "overhead", "Warp scheduler")

@@ -24,6 +24,33 @@ def _inflight(chip):
     return littles_law(chip)
 
 
+def _thread_labels(pts, top) -> list[str]:
+    """One label per group of markers closer than an eighth of the axis (side by side on a phone they
+    pile up): "256, 512 threads" at the group's first marker, nothing at the others."""
+    out, first = [], None
+    for i, p in enumerate(pts):
+        if first is not None and p - pts[first] < top / 8:
+            out[first] = out[first].replace(" threads", f", {OCCUPANCY_THREADS[i]:,} threads")
+            out.append("")
+        else:
+            first = i
+            out.append(f"{OCCUPANCY_THREADS[i]:,} threads")
+    return out
+
+
+def _thread_sides(pts, knee, top) -> list[str]:
+    """Where each marker's label goes: below and right of a marker on the rising line (the free side);
+    on the flat line alternately below and above, and leftwards near the right edge."""
+    out, flat = [], 0
+    for p in pts:
+        if p < knee:
+            out.append("bottom right")
+            continue
+        out.append(("bottom " if flat % 2 == 0 else "top ") + ("left" if p > 0.6 * top else "center"))
+        flat += 1
+    return out
+
+
 def inflight_figure(chip="H100 SXM", bytes_per_thread: int = 4, *, height: int = 340):
     """Achieved bandwidth (TB/s) against bytes in flight per SM for ``chip`` (the Little's-law bound), with
     a marker at each of :data:`OCCUPANCY_THREADS` resident threads per SM when each keeps
@@ -43,9 +70,10 @@ def inflight_figure(chip="H100 SXM", bytes_per_thread: int = 4, *, height: int =
     fig.add_trace(go.Scatter(
         x=[p / 1024 for p in pts], y=[f.achieved_bandwidth(p) / 1e12 for p in pts], mode="markers+text",
         marker=dict(size=11, color=[ROLE["match"] if p >= knee else ROLE["mismatch"] for p in pts]),
-        text=[f"{t:,} threads" for t in OCCUPANCY_THREADS], textposition="top left",
+        text=_thread_labels(pts, top), customdata=[f"{t:,} threads" for t in OCCUPANCY_THREADS],
+        textposition=_thread_sides(pts, knee, top),
         name=f"{plural(bytes_per_thread, 'byte')} in flight per thread",
-        hovertemplate="%{text}: %{x:.1f} KiB in flight, %{y:.2f} TB/s<extra></extra>"))
+        hovertemplate="%{customdata}: %{x:.1f} KiB in flight, %{y:.2f} TB/s<extra></extra>"))
     fig.add_vline(x=knee / 1024, line=dict(color=ROLE["memory"], dash="dash"))
     fig.add_annotation(x=knee / 1024, y=0.05, yref="paper", text=f"B · L / SMs = {knee / 1024:.1f} KiB",
                        showarrow=False, xanchor="left", font=dict(color=ROLE["memory"]))
@@ -108,7 +136,7 @@ def splitk_figure(m: int, n: int, k: int, splits: int = 8, tile=(128, 128, 32), 
     longest = max(a + b for a, b in zip(main, extra))
     fig.update_layout(barmode="stack", bargap=0.35)
     fig.update_yaxes(autorange="reversed", title=None)
-    fig.update_xaxes(title="time (µs)", range=[0, 1.3 * longest], rangemode="tozero")
+    fig.update_xaxes(title="time (µs)", range=[0, 1.5 * longest], rangemode="tozero")
     tl = plans["tiles"].tile
     return style(fig, title=f"{m:,} × {n:,} × {k:,} bf16 on the {plans['tiles'].chip}, {tl.bm}×{tl.bn}×{tl.bk} tiles",
                  height=height)

@@ -17,9 +17,10 @@ match      bluish green      agrees with the reference, fits, within the limit
 data       yellow            input values and operands as data (a program's parameters)
 =========  ================  ==========================================================================
 
-:data:`SEQUENCE` is for series that carry no meaning of their own beyond "a different series" (several
-chips on one roofline, several sizes). Such a figure says in its legend or labels what each line is; a
-figure that mixes series with role colours draws its series in black and greys (:data:`NEUTRAL`).
+Series that carry no meaning of their own beyond "a different series" (several chips on one roofline,
+several sizes) are drawn in black and greys and told apart by dashes (:data:`SEQUENCE` with
+:data:`DASHES`, or :func:`series_style`), as the book's introduction promises: a colour is kept for a
+meaning. Such a figure says in its legend or labels what each line is.
 """
 from __future__ import annotations
 
@@ -50,12 +51,21 @@ TINT = MappingProxyType({
     "host": "#EEEEEE", "idle": "#F5F5F5", "mismatch": "#F7D9C4", "match": "#CCECE3", "data": "#FBF8C8",
 })
 
-#: series without a meaning of their own (chips, sizes): the same Okabe-Ito colours in a fixed order
-SEQUENCE = [OKABE_ITO["blue"], OKABE_ITO["orange"], OKABE_ITO["bluish green"], OKABE_ITO["vermillion"],
-            OKABE_ITO["reddish purple"], OKABE_ITO["sky blue"], OKABE_ITO["yellow"], OKABE_ITO["grey"]]
-
 #: neutral series colours (no role): black, then greys, told apart by dash and label
 NEUTRAL = ["#000000", "#555555", "#999999"]
+
+#: series without a meaning of their own (chips, sizes): black and greys, in step with :data:`DASHES`
+#: (series i is SEQUENCE[i] drawn DASHES[i]: no two of the first nine look alike)
+SEQUENCE = [NEUTRAL[i % 3] for i in range(9)]
+#: the dash of series i (each grey comes with three dashes)
+DASHES = ["solid", "solid", "solid", "dash", "dash", "dash", "dot", "dot", "dot"]
+
+
+def series_style(i: int) -> dict:
+    """Line style (Plotly ``line=``) of the i-th series that has no palette meaning: a grey and a dash."""
+    if not isinstance(i, int) or isinstance(i, bool) or i < 0:
+        raise ValueError(f"series_style: i must be a series index 0, 1, 2, ..., got {i!r}")
+    return dict(color=SEQUENCE[i % len(SEQUENCE)], dash=DASHES[i % len(DASHES)])
 
 #: op kinds (graph nodes) and event kinds (timelines) -> colour, each through its role
 KIND_COLORS = MappingProxyType({

@@ -31,8 +31,13 @@ def before_after(prog, pass_name: str):
     return prog.stages[i - 1][1], after
 
 
+#: the book's text column at 1280 px (CSS px): a figure wider than this scrolls sideways there
+COLUMN_PX = 680
+
+
 def pass_figure(prog, pass_name: str, caption: str = ""):
-    """A Plotly figure of the graph before (left) and after (right) pass ``pass_name`` of ``prog``."""
+    """A Plotly figure of the graph before and after pass ``pass_name`` of ``prog``: side by side (before
+    on the left) when both fit the text column at a readable size, else one above the other."""
     import plotly.graph_objects as go
 
     before, after = before_after(prog, pass_name)
@@ -41,40 +46,65 @@ def pass_figure(prog, pass_name: str, caption: str = ""):
     svgs = [draw_graph(before).svg, draw_graph(after).svg]
     sizes = [_svg_size(s) for s in svgs]
     # both drawings at one scale (the same box is the same size on either side), as large as fits in
-    # the figure's width and at most 800 px tall
+    # the figure's width and at most 800 px tall, never so small that a label falls under MIN_LABEL_PX.
+    # Side by side when that fits the page's column; else one above the other (side by side they
+    # needed a sideways scroller, with the "after" graph off-screen at 1280 px)
     width_px, max_h_px = 760.0, 800.0
-    total_w = sum(w for w, _ in sizes)
-    scale = min(1.3, width_px * 0.96 / total_w, max_h_px / max(h for _, h in sizes))
-    # ... but never so small that a label falls under MIN_LABEL_PX: then the figure is wider (and
-    # scrolls sideways on a narrow page) or taller
     font = min(_min_font(sv) for sv in svgs)
-    scale = max(scale, MIN_LABEL_PX / font)
-    width_px = max(width_px, total_w * scale / 0.96)
+    total_w = sum(w for w, _ in sizes)
+    scale = max(min(1.3, width_px * 0.96 / total_w, max_h_px / max(h for _, h in sizes)), MIN_LABEL_PX / font)
+    # side by side, the width at which the smallest label is MIN_LABEL_PX: more than the text column
+    # (about 690 px at 1280) and the drawings go one above the other
+    side_w = max(width_px, total_w * scale / 0.96)
+    stacked = side_w * MIN_LABEL_PX / (font * scale) > COLUMN_PX
+    if stacked:
+        widest = max(w for w, _ in sizes)
+        scale = max(min(1.3, width_px * 0.96 / widest), MIN_LABEL_PX / font)
+        # the widest drawing fills the figure: on a narrow page the figure (and its scroller) is no
+        # wider than that drawing at a readable size
+        width_px = widest * scale / 0.96
+        band = [h * scale + 40 for _, h in sizes]  # each drawing and its title
+        plot_h = sum(band)
+    else:
+        width_px = max(width_px, total_w * scale / 0.96)
+        plot_h = max(h for _, h in sizes) * scale / 0.94
     # at a rendered width R the drawings show R * scale / width_px px per unit
     min_width = int(width_px * MIN_LABEL_PX / (font * scale)) + 1
-    plot_h = max(h for _, h in sizes) * scale / 0.94
     shares = [w / total_w for w, _ in sizes]
-    height = int(max(260, plot_h + 100))
+    height = int(max(260, plot_h + (60 if stacked else 100)))
     fig = go.Figure()
-    x0 = 0.0
+    x0, top = 0.0, 1.0
     plural = lambda n: f"{n} operation{'' if n == 1 else 's'}"
-    for svg, share, (w, h), label in zip(svgs, shares, sizes, (f"before: {plural(n_before)}",
-                                                                f"after {pass_name}: {plural(n_after)}")):
+    mids = []
+    for k, (svg, share, (w, h), label) in enumerate(zip(svgs, shares, sizes, (
+            f"before: {plural(n_before)}", f"after {pass_name}: {plural(n_after)}"))):
         src = "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
-        fig.add_layout_image(source=src, xref="paper", yref="paper", x=x0 + share / 2, y=0.94,
-                             sizex=w * scale / width_px, sizey=h * scale / plot_h, xanchor="center", yanchor="top",
-                             sizing="contain")
-        fig.add_annotation(x=x0 + share / 2, y=1.0, xref="paper", yref="paper", text=label, showarrow=False,
-                           yanchor="bottom", font=dict(size=12))
-        x0 += share
-    fig.add_shape(type="line", xref="paper", yref="paper", x0=shares[0], x1=shares[0], y0=0, y1=1,
-                  line=dict(color="#999999", width=1, dash="dot"))
+        if stacked:
+            # from the left edge: on a phone the scroller opens on the drawing, not on empty space
+            title_y, img_y, cx = top, top - 30 / plot_h, 0.0
+            fig.add_annotation(x=0, y=title_y, xref="paper", yref="paper", text=label, showarrow=False,
+                               xanchor="left", yanchor="top", font=dict(size=12))
+            fig.add_layout_image(source=src, xref="paper", yref="paper", x=cx, y=img_y, sizex=w * scale / width_px,
+                                 sizey=h * scale / plot_h, xanchor="left", yanchor="top", sizing="contain")
+            mids.append((w * scale / width_px / 2, img_y - h * scale / plot_h / 2))
+            top -= band[k] / plot_h
+        else:
+            fig.add_layout_image(source=src, xref="paper", yref="paper", x=x0 + share / 2, y=0.94,
+                                 sizex=w * scale / width_px, sizey=h * scale / plot_h, xanchor="center",
+                                 yanchor="top", sizing="contain")
+            fig.add_annotation(x=x0 + share / 2, y=1.0, xref="paper", yref="paper", text=label, showarrow=False,
+                               yanchor="bottom", font=dict(size=12))
+            mids.append((x0 + share / 2, 0.5))
+            x0 += share
+    if stacked:
+        fig.add_shape(type="line", xref="paper", yref="paper", x0=0, x1=1, y0=1 - band[0] / plot_h,
+                      y1=1 - band[0] / plot_h, line=dict(color="#999999", width=1, dash="dot"))
+    else:
+        fig.add_shape(type="line", xref="paper", yref="paper", x0=shares[0], x1=shares[0], y0=0, y1=1,
+                      line=dict(color="#999999", width=1, dash="dot"))
     # one invisible point per drawing: the figure has data (hover names each side), not only images
-    mids, x0 = [], 0.0
-    for share in shares:
-        mids.append(x0 + share / 2)
-        x0 += share
-    fig.add_trace(go.Scatter(x=mids, y=[0.5, 0.5], mode="markers", marker=dict(size=1, opacity=0),
+    fig.add_trace(go.Scatter(x=[m[0] for m in mids], y=[m[1] for m in mids], mode="markers",
+                             marker=dict(size=1, opacity=0),
                              text=[f"before {pass_name}", f"after {pass_name}"], hoverinfo="text", showlegend=False))
     fig.update_xaxes(visible=False, range=[0, 1])
     fig.update_yaxes(visible=False, range=[0, 1])

@@ -7,7 +7,7 @@ import re
 from typing import Sequence
 
 from ..machines.events import Trace, UnitId, UnitKind
-from .palette import BUFFER_COLORS, KIND_COLORS, NEUTRAL, ROLE, SEQUENCE
+from .palette import BUFFER_COLORS, KIND_COLORS, NEUTRAL, ROLE
 
 
 def _finite(v) -> bool:
@@ -85,24 +85,80 @@ def _log_ticks(fig) -> None:
         if span >= 2:
             ax.update(dtick=1, minor=dict(dtick="D1", showgrid=True, gridcolor="#F2F2F2", ticks=""))
         else:
-            ax.update(tickformat="~g")
+            # Plotly's own ticks for a short log axis label every digit (0.6, 0.7, 0.8, 0.9) and pile
+            # up on a phone: label 1, 2 and 5 of each decade (more only when that leaves under three)
+            ax.update(tickformat="~g", tickvals=_short_log_ticks(fig, key, ax),
+                      minor=dict(dtick="D1", showgrid=True, gridcolor="#F2F2F2", ticks=""))
+
+
+def _short_log_ticks(fig, key: str, ax) -> list[float]:
+    """Tick values for a log axis spanning under two decades: 1-2-5 per decade over a generous range
+    (the shared range of an interactive figure may be wider than this step's data)."""
+    if ax.range is not None and None not in ax.range:
+        lo, hi = 10 ** min(ax.range), 10 ** max(ax.range)
+    else:
+        vals = [v for v in _axis_values(fig, key[0], key) if v > 0]
+        lo, hi = (min(vals), max(vals)) if vals else (1.0, 10.0)
+    k0, k1 = math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1
+    for digits in ((1, 2, 5), (1, 2, 3, 5), (1, 1.5, 2, 3, 4, 5, 7)):
+        vals = [d * 10.0 ** k for k in range(k0, k1 + 1) for d in digits]
+        if sum(lo <= v <= hi for v in vals) >= 3:
+            break
+    return [float(f"{v:.12g}") for v in vals]
 
 
 #: the colours Plotly gives series a figure does not colour itself
 COLORWAY = ["#000000", "#999999", "#555555", "#BBBBBB"]
 #: an axis title longer than this is broken onto two lines (a phone's plot is about 300 px wide)
 AXIS_TITLE_CHARS = 32
+#: the same for a y-axis title
+Y_TITLE_CHARS = 26
 
 
 def _wrap_axis_titles(fig) -> None:
     for key in [k for k in fig.layout.to_plotly_json() if re.fullmatch(r"[xy]axis\d*", k)]:
         t = fig.layout[key].title
         text = t.text if t is not None else None
-        if not text or "<br>" in text or len(text) <= AXIS_TITLE_CHARS:
+        # a y title runs along the plot's height, often shorter than a phone's width
+        limit = AXIS_TITLE_CHARS if key[0] == "x" else Y_TITLE_CHARS
+        if not text or "<br>" in text or len(text) <= limit:
             continue
         cut = text.rfind(" ", 0, len(text) // 2 + 6)
         if cut > 8:
             fig.layout[key].title.text = text[:cut] + "<br>" + text[cut + 1:]
+
+
+#: the smallest text a figure draws (CSS px): a phone's reader can still read it
+MIN_FONT_PX = 11
+
+
+#: a legend entry longer than this goes on two lines (one line ran past a phone's 360 px figure)
+LEGEND_CHARS = 40
+
+
+def _wrap_legend(fig) -> None:
+    for t in fig.data:
+        name = t.name
+        if not isinstance(name, str) or len(name) <= LEGEND_CHARS or "<br>" in name or t.showlegend is False:
+            continue
+        spaces = [i for i, ch in enumerate(name) if ch == " "]
+        if spaces:
+            cut = min(spaces, key=lambda i: abs(i - len(name) / 2))
+            t.name = name[:cut] + "<br>" + name[cut + 1:]
+
+
+def _min_text(fig) -> None:
+    """No text under :data:`MIN_FONT_PX`: small annotation and trace fonts are raised to it, and bar
+    labels that Plotly would shrink to fit a narrow bar are hidden instead (``uniformtext``)."""
+    fig.update_layout(uniformtext=dict(minsize=MIN_FONT_PX, mode="hide"))
+    for a in fig.layout.annotations or ():
+        if a.font is not None and a.font.size is not None and a.font.size < MIN_FONT_PX:
+            a.font.size = MIN_FONT_PX
+    for t in fig.data:
+        for prop in ("textfont", "insidetextfont", "outsidetextfont"):
+            f = getattr(t, prop, None) if prop in t._valid_props else None
+            if f is not None and isinstance(f.size, numbers.Real) and f.size < MIN_FONT_PX:
+                f.size = MIN_FONT_PX
 
 
 def style(fig, *, title: str | None = None, height: int = 360):
@@ -118,7 +174,10 @@ def style(fig, *, title: str | None = None, height: int = 360):
         title=dict(text=title) if title else None,
     )
     fig.update_xaxes(automargin=True)
-    fig.update_yaxes(automargin=True)
+    # y tick labels a little off the axis: a "0" on each axis met in the corner
+    fig.update_yaxes(automargin=True, ticklabelstandoff=4)
+    _min_text(fig)
+    _wrap_legend(fig)
     _log_ticks(fig)
     _wrap_axis_titles(fig)
     return fig
@@ -234,7 +293,7 @@ def bar_compare(labels: Sequence[str], values: Sequence[float], *, title: str | 
         if log and v <= 0:
             raise ValueError(f"bar_compare: the value for {lab!r} is {v!r}; a log axis needs values > 0")
     fig = go.Figure(go.Bar(y=list(labels), x=list(values), orientation="h", text=list(text) if text else None,
-                           textposition="auto", marker=dict(color=list(colors) if colors else SEQUENCE[0])))
+                           textposition="auto", marker=dict(color=list(colors) if colors else NEUTRAL[1])))
     fig.update_xaxes(title=xlabel, type="log" if log else "linear")
     fig.update_yaxes(autorange="reversed")
     return style(fig, title=title, height=110 + 40 * len(labels))
@@ -276,6 +335,74 @@ def buffer_chart(plan, *, title: str | None = None, names: bool = True):
     fig.update_xaxes(title="kernel step (−1: before the first)", dtick=1 if steps <= 16 else None)
     fig.update_yaxes(title=f"device memory offset ({unit})", rangemode="tozero")
     return style(fig, title=title, height=380)
+
+
+def _label_sides(xs, ys, xrange, roof) -> list[str]:
+    """Where each roofline point's name goes: towards the middle of the plot (a name at the left end
+    written leftwards is cut off), below a point on the roof (above it is the plot's edge), else
+    alternately below (right of the slope) and above."""
+    lo, hi = math.log10(xrange[0]), math.log10(xrange[1])
+    lys = [math.log10(y) for y in ys] + [math.log10(roof)]
+    # a label's box in decades on a phone's plot: about a third of the width, an eighth of the height
+    w, h = 0.35 * (hi - lo), 0.13 * (max(lys) - min(lys) + 1)
+    out, placed = [], []
+    for i, (x, y) in enumerate(zip(xs, ys)):
+        lx, ly = math.log10(x), math.log10(y)
+        f = (lx - lo) / (hi - lo)
+        side = "right" if f < 0.4 else "left" if f > 0.6 else "center"
+        x0 = lx if side == "right" else lx - w if side == "left" else lx - w / 2
+        order = ["bottom", "top"] if y >= 0.8 * roof or i % 2 == 0 else ["top", "bottom"]
+
+        def box(v):
+            return (x0, x0 + w, ly - h, ly) if v == "bottom" else (x0, x0 + w, ly, ly + h)
+
+        # a neighbour's label where this one would go: take the other side of the point
+        free = [v for v in order if not any(min(b[1], box(v)[1]) > max(b[0], box(v)[0])
+                                            and min(b[3], box(v)[3]) > max(b[2], box(v)[2]) for b in placed)]
+        vert = (free or order)[0]
+        placed.append(box(vert))
+        out.append(f"{vert} {side}")
+    return out
+
+
+def _two_lines(name: str, width: int = 18) -> str:
+    """A point's name on two lines when long (at its " (" or the space nearest its middle): one line of
+    30 characters runs off a phone's plot."""
+    if len(name) <= width or "<br>" in name:
+        return name
+    cut = name.find(" (")
+    if cut < 6:
+        spaces = [i for i, ch in enumerate(name) if ch == " "]
+        if not spaces:
+            return name
+        cut = min(spaces, key=lambda i: abs(i - len(name) / 2))
+    return name[:cut] + "<br>" + name[cut + 1:]
+
+
+def _cluster_labels(xs, ys, labels, *, dx: float = 0.3, dy: float = 0.25) -> list[str]:
+    """Number labels of roofline points closer than ``dx``/``dy`` decades (a phone's plot has about 50 px
+    a decade) are written once, together, at the cluster's first point ("2, 6-9"): side by side they pile up."""
+    lx = [math.log10(x) for x in xs]
+    ly = [math.log10(y) for y in ys]
+    owner = list(range(len(xs)))
+    for j in range(len(xs)):
+        for i in range(j):
+            if owner[i] == i and abs(lx[i] - lx[j]) < dx and abs(ly[i] - ly[j]) < dy:
+                owner[j] = i
+                break
+    out = []
+    for i, lab in enumerate(labels):
+        if owner[i] != i:
+            out.append("")
+            continue
+        members = [int(labels[k]) for k in range(len(labels)) if owner[k] == i]
+        runs, start = [], members[0]
+        for a, b in zip(members, members[1:] + [None]):
+            if b != a + 1:
+                runs.append(str(start) if start == a else f"{start}–{a}")
+                start = b
+        out.append(", ".join(runs))
+    return out
 
 
 def roofline(chip, points=(), *, dtype: str = "bfloat16", unit=None, title: str | None = None,
@@ -327,8 +454,11 @@ def roofline(chip, points=(), *, dtype: str = "bfloat16", unit=None, title: str 
             fig.add_vline(x=ridge, line_dash="dot", line_color="#999999")
             # the label as its own annotation: on a log axis an annotation's x is log10 of the value
             # (add_vline's own label would be placed at 10**ridge, off the plot)
+            # written up along the line, right of it, from the bottom: across, it ran off a phone's narrow
+            # plot or into the names of the kernels under the slope
             fig.add_annotation(x=math.log10(ridge), y=0, yref="paper", text=f"ridge {ridge:.0f} FLOP/B",
-                               showarrow=False, xanchor="left", yanchor="bottom", font=dict(size=12, color=NEUTRAL[1]))
+                               showarrow=False, xanchor="left", yanchor="bottom", textangle=-90, xshift=2,
+                               font=dict(size=12, color=NEUTRAL[1]))
     c0 = get(chip)
     peak0 = peak if peak is not None else c0.peak_flops(dtype, unit)
     if points:
@@ -347,10 +477,10 @@ def roofline(chip, points=(), *, dtype: str = "bfloat16", unit=None, title: str 
         # direct labels: the names themselves while they fit; with many markers, numbers on the plot and
         # the key in the caption (the figure's title becomes its caption)
         many = len(groups) > 3
-        text = [str(i + 1) for i in range(len(groups))] if many else names
+        text = _cluster_labels(xi, yi, [str(i + 1) for i in range(len(groups))]) if many else [_two_lines(n) for n in names]
         fig.add_trace(go.Scatter(x=xi, y=yi, mode="markers+text", text=text, customdata=names,
-                                 textposition=(["top left", "bottom right"] * len(groups))[:len(groups)] if not many
-                                 else "top center", textfont=dict(size=12),
+                                 textposition=_label_sides(xi, yi, xrange, peak0 / 1e12) if not many else "top center",
+                                 textfont=dict(size=12),
                                  marker=dict(size=11, color=ROLE["compute"], symbol="diamond",
                                              line=dict(color="#000000", width=1)),
                                  name="kernels", showlegend=False, hovertemplate="%{customdata}<br>%{x:.3g} FLOP/B, %{y:.3g} TFLOP/s<extra></extra>"))

@@ -114,7 +114,7 @@ def _tile_bars_base() -> dict:
                              textposition="auto", hovertemplate="%{x:.0f} KiB<extra></extra>"), 2, 1)
         fig.add_trace(go.Scatter(x=[0], y=["shared memory per block"], mode="markers+text",
                                  marker=dict(symbol="line-ns", size=26, line=dict(width=3, color=NEUTRAL[0])),
-                                 textposition="top center",
+                                 textposition="top left",  # ends at the line: never cut at the right edge
                                  hovertemplate="the chip's limit: %{x:.0f} KiB per block<extra></extra>",
                                  showlegend=False), 2, 1)
         fig.update_xaxes(title="time (µs)", rangemode="tozero", row=1, col=1)
@@ -166,18 +166,21 @@ def tile_landscape(result: "_tiling.TuneResult", *, rows: str = "bm", cols: str 
     rv, cv, z = result.grid(rows, cols)
     best = result.best.time
     zz = [[(v / best if math.isfinite(v) else None) for v in row] for row in z]
-    text = [[(f"{v * 1e6:,.0f} µs" if math.isfinite(v) else "no fit") for v in row] for row in z]
+    # the number alone, at a readable size (µs in the axis note and the hover): "521 µs" in a cell of a
+    # phone's heat map shrank to 9 px
+    text = [[(f"{v * 1e6:,.0f}" if math.isfinite(v) else "no fit") for v in row] for row in z]
     fig = go.Figure(go.Heatmap(
         x=[str(c) for c in cv], y=[str(r) for r in rv], z=zz, text=text, texttemplate="%{text}",
+        textfont=dict(size=11),
         colorscale=[[0, ROLE["match"]], [0.5, TINT["data"]], [1, ROLE["memory"]]], zmin=1,
         zmax=max(max(v for v in row if v is not None) for row in zz if any(v is not None for v in row)),
         colorbar=dict(title="× best", thickness=12), xgap=2, ygap=2,
-        hovertemplate=f"{rows}=%{{y}}, {cols}=%{{x}}: %{{text}}<extra></extra>"))
+        hovertemplate=f"{rows}=%{{y}}, {cols}=%{{x}}: %{{text}} µs<extra></extra>"))
     b = result.best.tile
     fig.add_trace(go.Scatter(x=[str(getattr(b, cols))], y=[str(getattr(b, rows))], mode="markers",
                              marker=dict(symbol="square-open", size=44, color=NEUTRAL[0], line=dict(width=3)),
                              name=f"chosen: {b}", hoverinfo="skip"))
-    fig.update_xaxes(title=cols.upper(), type="category")
+    fig.update_xaxes(title=f"{cols.upper()} (cells: best time in µs)", type="category")
     fig.update_yaxes(title=rows.upper(), type="category")
     return style(fig, title=title, height=380)
 
@@ -191,7 +194,7 @@ def fold_utilization(sides, sizes, *, rows: int = 8192, title: str | None = None
     ``sizes`` (``rows`` rows of A streamed), from ``ls.systolic.stats``: the saw teeth of the edge folds."""
     import plotly.graph_objects as go
 
-    from .palette import SEQUENCE
+    from .palette import series_style
 
     sides, sizes = list(sides), list(sizes)
     if not sides or not sizes:
@@ -200,7 +203,7 @@ def fold_utilization(sides, sizes, *, rows: int = 8192, title: str | None = None
     for i, side in enumerate(sides):
         util = [_systolic.stats(rows, n, n, rows=side, cols=side, dataflow="ws").utilization for n in sizes]
         fig.add_trace(go.Scatter(x=sizes, y=util, mode="lines", name=f"{side}×{side} array",
-                                 line=dict(color=SEQUENCE[i % len(SEQUENCE)])))
+                                 line=series_style(i)))
     fig.update_xaxes(title=f"K = N (weights K × N, {rows:,} rows streamed)")
     fig.update_yaxes(title="utilisation", tickformat=".0%", range=[0, 1])
     return style(fig, title=title)
