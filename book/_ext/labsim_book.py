@@ -68,6 +68,7 @@ def _builder_inited(app: Sphinx) -> None:
     app.add_js_file(PLOTLY_FILE, priority=200)
     app.add_css_file(FONT_CSS, priority=900)
     app.add_css_file(CSS_FILE, priority=900)
+    app.add_css_file("labsim-fit.css", priority=901)  # figures that need width break out of the text column
     app.add_js_file(JS_FILE, priority=900)
 
 
