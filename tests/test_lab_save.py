@@ -8,7 +8,8 @@ into the notebook ("Python 3 (ipykernel)"), the values jupyterlab-myst computes 
 (``user_expressions``), the translations made for Lab (computed values, ``{term}``/``{cite}``/``{ref}``
 links, collapsed cells, split solution cells) never reach the file. A real edit to one cell changes that
 cell's line and nothing else. It also checks what the reader sees: citations, glossary terms and
-references as words, not keys, and a solution with code collapsed as a whole.
+references as words, not keys; a solution with code collapsed as a whole when the chapter opens; and,
+opened again, the values computed last time in place of their code before Run All.
 
 By default four chapters (those of issue 24: 7, 9, 11, 13) run; ``LABSIM_LAB_CHAPTERS=all`` runs all
 fourteen (slower: about a minute a chapter on a loaded 2-core machine), or give a comma-separated list.
@@ -134,13 +135,14 @@ _ERRORS = """() => Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.
   .filter(o => (o.getAttribute('data-mime-type') || '').includes('error')).map(o => o.innerText.slice(0, 400))"""
 _MARKDOWN = """() => Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-MarkdownCell .jp-RenderedMarkdown, .jp-NotebookPanel:not(.lm-mod-hidden) .jp-MarkdownCell .myst'))
   .map(m => m.innerText).join('\\n')"""
-# cells that open collapsed (the model's jupyter.source_hidden) and how many of them the page draws collapsed
-_COLLAPSED = f"""() => {{
-  const w = {_CURRENT}; const cells = w.content.widgets;
-  const hidden = cells.filter(c => (c.model.getMetadata('jupyter') || {{}}).source_hidden);
-  return [hidden.length, hidden.filter(c => c.inputHidden).length,
-          hidden.filter(c => c.model.type === 'code' && /flip_batch|ls\\.estimate|ls\\.run/.test(c.model.sharedModel.getSource())).length];
-}}"""
+# how many cells the page draws with their source collapsed
+_COLLAPSED = f"() => {_CURRENT}.content.widgets.filter(c => c.inputHidden).length"
+
+
+def _expected_collapsed(root: Path, rel: str) -> int:
+    """How many cells the book's contents manager opens collapsed (hidden tags, solutions with code)."""
+    nb = labsim_lab.SyncLabContentsManager(root_dir=str(root)).get(rel, content=True, type="notebook")["content"]
+    return sum(1 for c in nb.cells if c.metadata.get("jupyter", {}).get("source_hidden"))
 
 
 def _open(page, rel: str) -> None:
@@ -170,16 +172,22 @@ def test_lab_save_and_autosave_keep_the_chapter(lab, page, chapter):
     mtime = (root / rel).stat().st_mtime_ns
     t0 = time.perf_counter()
     _open(page, rel)
-    page.evaluate(f"() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    # as opened: the cells the website hides, and every cell of a solution with code, collapsed
+    expected = _expected_collapsed(root, rel)
+    assert expected and page.evaluate(_COLLAPSED) == expected, \
+        f"{chapter}: {expected} cells should open collapsed, the page draws {page.evaluate(_COLLAPSED)}"
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     page.wait_for_timeout(2000)
     deadline = time.time() + 300
     while page.evaluate(_BUSY) and time.time() < deadline:
         page.wait_for_timeout(500)
     assert not page.evaluate(_BUSY), f"{chapter}: cells still running after 300 s"
+    page.wait_for_function(_IDLE, timeout=60_000)  # the last markdown cells' inline values
+    page.wait_for_timeout(2000)
     assert not page.evaluate(_ERRORS), f"{chapter}: error output in JupyterLab"
     TIMES[f"{chapter}: open + run all (s)"] = round(time.perf_counter() - t0, 1)
 
-    # what the reader sees: words, not keys; a solution with code collapsed as a whole
+    # what the reader sees: words, not keys
     text = page.evaluate(_MARKDOWN)
     source = (ROOT / rel).read_text(encoding="utf-8")
     for key in ("austin2025scaling", "nvidia-cuda-guide", "kwon2023vllm", "ch-roofline", "ch-gpu", "ch-host-device"):
@@ -187,8 +195,7 @@ def test_lab_save_and_autosave_keep_the_chapter(lab, page, chapter):
             assert key not in text, f"{chapter}: the raw key {key!r} shows in JupyterLab"
     if "{cite}`" in source:
         assert "et al., 20" in text or "Corporation, " in text, f"{chapter}: no citation renders as (Author, year)"
-    hidden, drawn, _ = page.evaluate(_COLLAPSED)
-    assert hidden and drawn == hidden, f"{chapter}: {hidden} cells open collapsed in the model, {drawn} on the page"
+    assert "glue.text(" not in text, f"{chapter}: a computed value shows as code after Run All"
 
     # wait past autosaves (every AUTOSAVE_S seconds), then save as Ctrl+S does
     page.wait_for_timeout(3 * AUTOSAVE_S * 1000)
@@ -198,6 +205,13 @@ def test_lab_save_and_autosave_keep_the_chapter(lab, page, chapter):
     assert (root / "_notebooks" / f"{chapter}.ipynb").is_file(), f"{chapter}: no paired notebook written"
     diff = _diff(root)
     assert not diff, f"saving {rel} in JupyterLab changed it:\n{diff[:4000]}"
+    # opened again, before Run All: the values computed last time (kept in the pair), not their code
+    _open(page, rel)
+    page.wait_for_timeout(1500)
+    text = page.evaluate(_MARKDOWN)
+    page.evaluate(f"async () => {{ const w = {_CURRENT}; await w.sessionContext.shutdown(); w.dispose(); }}")
+    assert "glue.text(" not in text, f"{chapter}: reopened, a computed value shows as code until Run All"
+    assert not _diff(root), f"{chapter}: reopening changed the file"
 
 
 def test_lab_edit_changes_only_that_cell(lab, page):
