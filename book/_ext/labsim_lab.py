@@ -16,8 +16,18 @@ What it sets up, so that JupyterLab shows a chapter as the website does:
   - computed values: ``{glue:text}`name:fmt``` (a myst-nb role that jupyterlab-myst does not know)
     opens as ``{eval}`glue.text("name", "fmt")```, an inline expression that jupyterlab-myst evaluates
     in the kernel when the markdown cell runs (``glue`` is :func:`labsim.viz.glue`, which records every
-    value it glues). MyST itself (admonitions, exercises and solutions, glossary terms, citations)
-    renders through jupyterlab-myst.
+    value it glues). MyST itself (admonitions, exercises and solutions) renders through jupyterlab-myst;
+  - ``{term}``, ``{cite}``, ``{ref}`` open as links with words, not keys, and a solution that spans
+    cells (one with code) opens collapsed as a whole (``labsim_lab_roles.py``).
+
+  On save it also keeps what JupyterLab would otherwise change in a file the reader did not edit: the
+  kernelspec of the header stays the file's when Lab's is the same kernel (Lab writes "Python 3
+  (ipykernel)"); the values jupyterlab-myst computes in markdown cells (``user_expressions``) are kept
+  out of the ``.md`` by ``jupytext.toml`` and go to the paired notebook only, from which they come
+  back when the chapter is opened again (the last computed values show before Run All).
+
+Known limit: running a markdown cell shows it (JupyterLab's rule), so after Run All a solution's text
+cells are open; its code stays collapsed.
 """
 from __future__ import annotations
 
