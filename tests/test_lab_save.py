@@ -9,7 +9,7 @@ into the notebook ("Python 3 (ipykernel)"), the values jupyterlab-myst computes 
 links, collapsed cells, split solution cells) never reach the file. A real edit to one cell changes that
 cell's line and nothing else. It also checks what the reader sees: citations, glossary terms and
 references as words, not keys; a solution with code collapsed as a whole when the chapter opens; and,
-opened again, the values computed last time in place of their code before Run All.
+opened again (the first chapter), the values computed last time in place of their code before Run All.
 
 By default four chapters (those of issue 24: 7, 9, 11, 13) run; ``LABSIM_LAB_CHAPTERS=all`` runs all
 fourteen (slower: about a minute a chapter on a loaded 2-core machine), or give a comma-separated list.
@@ -198,13 +198,15 @@ def test_lab_save_and_autosave_keep_the_chapter(lab, page, chapter):
     assert "glue.text(" not in text, f"{chapter}: a computed value shows as code after Run All"
 
     # wait past autosaves (every AUTOSAVE_S seconds), then save as Ctrl+S does
-    page.wait_for_timeout(3 * AUTOSAVE_S * 1000)
+    page.wait_for_timeout(3 * AUTOSAVE_S * 1000)  # Run All took far longer: Lab autosaved all along
     _save_and_close(page)
     TIMES[f"{chapter}: total (s)"] = round(time.perf_counter() - t0, 1)
     assert (root / rel).stat().st_mtime_ns != mtime, f"{chapter}: Lab never wrote the file (the test saves nothing)"
     assert (root / "_notebooks" / f"{chapter}.ipynb").is_file(), f"{chapter}: no paired notebook written"
     diff = _diff(root)
     assert not diff, f"saving {rel} in JupyterLab changed it:\n{diff[:4000]}"
+    if chapter != CHAPTERS[0]:
+        return
     # opened again, before Run All: the values computed last time (kept in the pair), not their code
     _open(page, rel)
     page.wait_for_timeout(1500)
