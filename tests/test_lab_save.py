@@ -209,8 +209,11 @@ def test_lab_save_and_autosave_keep_the_chapter(lab, page, chapter):
         return
     # opened again, before Run All: the values computed last time (kept in the pair), not their code
     _open(page, rel)
-    page.wait_for_timeout(1500)
+    page.wait_for_timeout(2000)
     text = page.evaluate(_MARKDOWN)
+    # the kernel's spec and language, collapsed outputs: as Lab records them, so opening is no change
+    assert not page.evaluate(f"() => {_CURRENT}.context.model.dirty"), \
+        f"{chapter}: reopened, the tab is marked modified as soon as its kernel starts"
     page.evaluate(f"async () => {{ const w = {_CURRENT}; await w.sessionContext.shutdown(); w.dispose(); }}")
     assert "glue.text(" not in text, f"{chapter}: reopened, a computed value shows as code until Run All"
     assert not _diff(root), f"{chapter}: reopening changed the file"

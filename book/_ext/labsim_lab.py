@@ -24,7 +24,10 @@ What it sets up, so that JupyterLab shows a chapter as the website does:
   kernelspec of the header stays the file's when Lab's is the same kernel (Lab writes "Python 3
   (ipykernel)"); the values jupyterlab-myst computes in markdown cells (``user_expressions``) are kept
   out of the ``.md`` by ``jupytext.toml`` and go to the paired notebook only, from which they come
-  back when the chapter is opened again (the last computed values show before Run All).
+  back when the chapter is opened again (the last computed values show before Run All). Opening gives
+  the notebook the kernelspec, language_info (from the pair) and ``collapsed`` flags as Lab records
+  them, so a chapter opened again is not marked modified when its kernel starts (a first opening,
+  with no pair yet, is: the kernel's language_info is new; autosave then writes the same bytes).
 
 Known limit: running a markdown cell shows it (JupyterLab's rule), so after Run All a solution's text
 cells are open; its code stays collapsed.
@@ -32,6 +35,7 @@ cells are open; its code stays collapsed.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -96,6 +100,8 @@ def for_lab(nb, path: str | None = None) -> None:
                 jup["source_hidden"] = added["source_hidden"] = True
             if outputs_hidden and "outputs_hidden" not in jup:
                 jup["outputs_hidden"] = added["outputs_hidden"] = True
+            if jup.get("outputs_hidden") and cell.cell_type == "code" and "collapsed" not in cell.metadata:
+                cell.metadata["collapsed"] = added["collapsed"] = True  # as Lab records it: opening is no change
             if added:
                 cell.metadata[_MARK] = sorted(added)
             elif not jup:
@@ -112,6 +118,8 @@ def for_disk(nb, kernelspec: dict | None = None) -> None:
             if src != cell.source:
                 cell.source = src
         added = cell.get("metadata", {}).pop(_MARK, None)
+        if added and "collapsed" in added:
+            cell.metadata.pop("collapsed", None)
         jup = cell.get("metadata", {}).get("jupyter")
         if jup is None:
             continue
@@ -138,7 +146,10 @@ def _last_values(manager, path: str, nb) -> None:
         if not os.path.isfile(os_path):
             return
         with open(os_path, encoding="utf-8") as f:
-            cells = json.load(f).get("cells", [])
+            pair = json.load(f)
+        cells = pair.get("cells", [])
+        if "language_info" in pair.get("metadata", {}) and "language_info" not in nb.metadata:
+            nb.metadata["language_info"] = pair["metadata"]["language_info"]  # as the kernel will set it
     except Exception:  # no pair, or one that cannot be read: nothing to show before Run All
         return
     last = {}
@@ -158,7 +169,29 @@ def _opened(model: dict, content: bool, path: str = "", manager=None) -> dict:
         if manager is not None:
             _last_values(manager, path, model["content"])
         for_lab(model["content"], path or model.get("path"))
+        _as_lab_writes_it(model["content"])
     return model
+
+
+@functools.lru_cache(maxsize=None)
+def _installed_kernelspec(name: str) -> tuple | None:
+    try:
+        from jupyter_client.kernelspec import KernelSpecManager
+
+        spec = KernelSpecManager().get_kernel_spec(name)
+        return spec.display_name, spec.language
+    except Exception:  # not installed here: Lab will start another, and that is a change to save
+        return None
+
+
+def _as_lab_writes_it(nb) -> None:
+    """The header's kernelspec as JupyterLab writes it once the kernel runs (the installed kernel's display
+    name, "Python 3 (ipykernel)"), so that starting the kernel does not make a chapter "modified";
+    :func:`for_disk` puts the file's own back on save."""
+    ks = nb.get("metadata", {}).get("kernelspec")
+    found = _installed_kernelspec(ks.get("name", "")) if isinstance(ks, dict) else None
+    if found:
+        nb.metadata["kernelspec"] = {"display_name": found[0], "language": found[1], "name": ks["name"]}
 
 
 def _to_write(model: dict, kernelspec: dict | None = None) -> dict:
