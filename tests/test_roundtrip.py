@@ -3,7 +3,7 @@
 JupyterLab (``make lab``) reads and writes the chapters through jupytext's contents manager, rooted at
 the repository so that ``jupytext.toml`` applies. These tests do what a reader's session does to every
 chapter: open the ``.md`` as a notebook, run it (outputs and execution counts, as a saved executed
-notebook has; executing for real is ``tests/test_chapters.py``'s job), save it, and then open and save it
+notebook has, the kernel spec that JupyterLab writes, the computed inline values jupyterlab-myst keeps; executing for real is ``tests/test_chapters.py``'s job), save it, and then open and save it
 once more (the second time the outputs come back from the paired notebook). The ``.md`` must come back
 byte for byte: front matter kept, no formatting churn. The paired ``.ipynb`` must land in
 ``_notebooks/``, where neither git nor the book looks, and the book must not find any document twice
@@ -116,7 +116,14 @@ def _run_and_save(cm, rel: str) -> int:
         if cell.cell_type == "markdown" and cell.source.lstrip().startswith("#"):
             cell.metadata["jp-MarkdownHeadingCollapsed"] = True  # a folded heading
             break
-    # What the kernel and the widget manager add to the notebook.
+    # What jupyterlab-myst records in a markdown cell with computed values when it runs it.
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and "{eval}" in cell.source:
+            cell.metadata["user_expressions"] = [{"expression": "glue.text('x')", "result": {
+                "status": "ok", "data": {"text/plain": "'1'"}, "metadata": {}}}]
+    # What the kernel, JupyterLab (its kernel's display name) and the widget manager add to the notebook.
+    if "kernelspec" in nb.metadata:
+        nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
     nb.metadata["language_info"] = {"name": "python", "version": "3.12.0", "pygments_lexer": "ipython3",
                                     "file_extension": ".py", "mimetype": "text/x-python"}
     nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}, "version_major": 2,
