@@ -8,7 +8,7 @@ import pytest
 
 import labsim as ls
 import labsim.numpy as lnp
-from labsim.compiler.isa import Builder, Imm, Param, Special, Unit
+from labsim.compiler.isa import Builder, Imm, Param, Pipe, Special
 from labsim.machines.simt import decoded, machine
 
 S = ls.ShapeDtype
@@ -68,11 +68,11 @@ def test_a_load_into_its_own_address_register_records_the_address():
     p = bld.op("ld", "u64", Param("ptrs", 0), mod=("param",))
     tid = bld.op("mov", "u32", Special.TID)
     a = bld.op("mad", "u32", tid, Imm(8, "u32"), p, mod=("wide",), dst_type="u64")
-    bld.emit("ld", a, a, type="u64", mod=("global",), unit=Unit.MEM)  # a <- ptrs[tid]: 4 KiB apart
+    bld.emit("ld", a, a, type="u64", mod=("global",), pipe=Pipe.MEM)  # a <- ptrs[tid]: 4 KiB apart
     out = bld.op("ld", "u64", Param("out", 1), mod=("param",))
     o = bld.op("mad", "u32", tid, Imm(8, "u32"), out, mod=("wide",), dst_type="u64")
-    bld.emit("st", None, o, a, type="u64", mod=("global",), unit=Unit.MEM)
-    bld.emit("exit", unit=Unit.CONTROL)
+    bld.emit("st", None, o, a, type="u64", mod=("global",), pipe=Pipe.MEM)
+    bld.emit("exit", pipe=Pipe.CONTROL)
     ir = bld.build("chase", [("ptrs", "int64", 32), ("out", "int64", 32)], n_inputs=1, grid=1, block=32).verify()
     vals = np.arange(32, dtype=np.int64) * 4096 + (7 << 40)
     run = ls.simt.run_ir(ir, {"ptrs": vals}, trace=False)
