@@ -219,9 +219,8 @@ def build(site: Path, out: Path, log=print) -> tuple[int, int]:
         browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True)
         page = browser.new_page()
         date = time.strftime("%Y-%m-%d")
-        title = page_pdf = None
         page.set_content(_doc(title_html(cfg.get("title", "The labsim book"),
-                                         "How ML code runs on accelerators, computed by a simulator",
+                                         "How machine-learning code runs on accelerators",
                                          cfg.get("author", ""), date)))
         title = page.pdf(format="A4", margin=MARGIN)
         n_contents = 1
@@ -253,6 +252,7 @@ def build(site: Path, out: Path, log=print) -> tuple[int, int]:
     for i, pg in enumerate(writer.pages):
         if i:  # the title page has no number
             pg.merge_page(stamps.pages[i])
+            pg.compress_content_streams()  # merging leaves the page's content uncompressed (24 MiB, not 6)
     writer.add_metadata({"/Title": cfg.get("title", "The labsim book"), "/Author": cfg.get("author", ""),
                          "/Subject": LICENCE})
     writer.compress_identical_objects()
