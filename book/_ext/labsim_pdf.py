@@ -35,13 +35,14 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 #: CSS pixels of the window the site is laid out in, and the print scale that fits it on A4 (182 mm)
 VIEWPORT_W, SCALE = 860, 0.8
+PAGE_W = int(182 / 25.4 * 96 / SCALE) - 8  # the printed column in CSS pixels, less a little for borders
 MARGIN = {"top": "16mm", "bottom": "18mm", "left": "14mm", "right": "14mm"}
 LICENCE = ("Text and figures: CC BY 4.0 (Creative Commons Attribution 4.0 International, "
            "https://creativecommons.org/licenses/by/4.0/; see LICENSE-text). Code: MIT (see README.md).")
 
 # Run in each page: wait for the figures, number the chapter, turn each animation into a strip of frames.
 PREPARE_JS = r"""
-async (chapter) => {
+async ([chapter, pageWidth]) => {
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   const plots = () => Array.from(document.querySelectorAll('.labsim-plot'));
   const t0 = Date.now();
@@ -59,6 +60,11 @@ async (chapter) => {
     p.className = 'labsim-print-chapter';
     p.textContent = 'Chapter ' + chapter;
     h1.parentNode.insertBefore(p, h1);
+  }
+  let shrunk = 0;  /* a figure wider than the printed page is zoomed to fit (the page has no scroll bar) */
+  for (const gd of plots()) {
+    const w = gd._fullLayout && gd._fullLayout.width;
+    if (w && w > pageWidth) { gd.style.zoom = String(pageWidth / w); shrunk += 1; }
   }
   let strips = 0;
   for (const step of Array.from(document.querySelectorAll('input.labsim-anim-step'))) {
@@ -187,7 +193,7 @@ def print_site(site: Path, pages, log=print) -> list[dict]:
                 raise SystemExit(f"labsim_pdf: {path} is missing: build the site first (make book)")
             page.goto(path.resolve().as_uri(), wait_until="load", timeout=120_000)
             num = chapter_number(file)
-            info = page.evaluate(PREPARE_JS, num)
+            info = page.evaluate(PREPARE_JS, [num, PAGE_W])
             if info["undrawn"]:
                 raise SystemExit(f"labsim_pdf: {file}: {info['undrawn']} of {info['plots']} figures were never drawn")
             page.add_style_tag(path=str(PRINT_CSS))
