@@ -5,6 +5,8 @@
 #   make serve  serve _build/html on http://127.0.0.1:8000
 #   make bench  run benchmarks/bench_*.py (each prints a table)
 #   make print  every figure of every chapter for print and slides: _build/print/<chapter>/fig-N.{pdf,png,gif}
+#   make pdf    the whole book as one PDF: _build/pdf/labsim-book.pdf (prints the built site with Chromium)
+#   make slides one PDF deck per chapter, a slide per figure: _build/slides/<chapter>.pdf (from make print)
 #   make fuzz   the program fuzzer, long run: 5,000 random programs (FUZZ_EXAMPLES=...) checked at every level
 #   make crosscheck  compare labsim with XLA (JAX), PyTorch's FLOP counter and SCALE-Sim (installs them)
 #   make clean / make distclean
@@ -18,10 +20,10 @@ LOCK       := requirements/lock.txt
 PORT       ?= 8000
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: all venv peers sysdeps book test lab serve bench print fuzz crosscheck lock clean distclean help
+.PHONY: all venv peers sysdeps book test lab serve bench print pdf slides fuzz crosscheck lock clean distclean help
 all: book
 help:
-	@sed -n '2,11p' Makefile
+	@sed -n '2,13p' Makefile
 
 # ---- Python environment: reinstalled only when pyproject.toml or the lock changes ----
 venv: $(STAMP)
@@ -31,14 +33,16 @@ $(STAMP): pyproject.toml $(LOCK)
 	@touch $@
 	@echo "venv ready: $(VENV)"
 
-# ---- System programs: Graphviz dot, Debian chromium (browser tests), a Korean font ----
-APT_PKGS := graphviz chromium fonts-noto-cjk
+# ---- System programs: Graphviz dot, Debian chromium (browser tests, make pdf), a Korean font, poppler-utils
+# (pdftotext: tests/test_pdf.py reads the PDF's text) ----
+APT_PKGS := graphviz chromium fonts-noto-cjk poppler-utils
 CHROMIUM ?= /usr/bin/chromium
 define MISSING_SYSDEPS
 m=""; \
 command -v dot >/dev/null 2>&1 || m="$$m graphviz"; \
 test -x "$(CHROMIUM)" || command -v chromium >/dev/null 2>&1 || m="$$m chromium"; \
 { fc-list :lang=ko family 2>/dev/null | grep -q . || dpkg -s fonts-noto-cjk >/dev/null 2>&1; } || m="$$m fonts-noto-cjk"; \
+command -v pdftotext >/dev/null 2>&1 || m="$$m poppler-utils"; \
 echo $$m
 endef
 sysdeps:
@@ -53,8 +57,8 @@ sysdeps:
 	fi; \
 	echo "Missing system programs:$$missing" >&2; \
 	echo "Install them, then run make again:" >&2; \
-	echo "  Debian/Ubuntu: sudo apt-get install graphviz chromium fonts-noto-cjk" >&2; \
-	echo "  macOS (Homebrew): brew install graphviz && brew install --cask chromium font-noto-sans-cjk" >&2; \
+	echo "  Debian/Ubuntu: sudo apt-get install $(APT_PKGS)" >&2; \
+	echo "  macOS (Homebrew): brew install graphviz && brew install --cask chromium font-noto-sans-cjk && brew install poppler" >&2; \
 	echo "                    (then run make with CHROMIUM=/Applications/Chromium.app/Contents/MacOS/Chromium)" >&2; \
 	echo "  conda: conda env create -f environment.yml (brings graphviz); install chromium and a CJK font from your OS" >&2; \
 	exit 1
@@ -104,6 +108,17 @@ bench: $(STAMP) sysdeps
 CHAPTERS ?=
 print: $(STAMP) sysdeps
 	$(PY) book/_ext/labsim_print.py --out _build/print $(CHAPTERS)
+
+# ---- The book as one PDF (book/_ext/labsim_pdf.py): Chromium prints each page of the built site with
+# book/_static/print.css (no navigation or controls; figures in their opening state, animations as strips
+# of key frames), behind a title page and a contents page; page numbers stamped (pypdf).
+pdf: book
+	LABSIM_CHROMIUM=$(CHROMIUM) $(PY) book/_ext/labsim_pdf.py --site _build/html --out _build/pdf/labsim-book.pdf
+
+# ---- Slides (book/_ext/labsim_slides.py): per chapter, a title slide and one 16:9 slide per figure of
+# make print (its number, the figure, its caption): _build/slides/<chapter>.pdf. CHAPTERS= as for print.
+slides: print
+	$(PY) book/_ext/labsim_slides.py --print _build/print --out _build/slides $(CHAPTERS)
 
 # ---- The program fuzzer, long run (make test runs a fixed budget of it; see tests/test_fuzz.py), then the
 # machine fuzzer: MACHINE_FUZZ_EXAMPLES random calls per machine and model function (tests/test_machine_fuzz.py) ----
