@@ -218,7 +218,7 @@ def divergence_frames(run, *, warp: int = 0, paths: dict | None = None, conditio
                       showgrid=False, zeroline=False)
     base.update_xaxes(title=None, range=[-0.5, 31.5], tickvals=[0, 8, 16, 24, 31], showgrid=False)
     style(base, title=title, height=height or 200 + 19 * (n + top))
-    base.update_layout(margin=dict(t=70 if title is None else 100))
+    base.update_layout(margin=dict(t=90 if title is None else 120))  # room for the 4-line note
     base = base.to_plotly_json()
     frames = []
     for k in range(n):
@@ -241,9 +241,12 @@ def divergence_frames(run, *, warp: int = 0, paths: dict | None = None, conditio
         on = int((changed & (lanes[k] == 1)).sum())
         moved = [f"{off} just masked off"] if off else []
         moved += [f"{on} back on"] if on else []
-        note = (f"step {k + 1}: <b>{_short(text[k])}</b>" + (", reconverged" if rec else "")
+        # four short lines (at most about 30 characters each), the same count on every step: the note sits
+        # right of the row labels, and on a phone a long line ran past the figure's right edge
+        changes = ", ".join(moved + (["reconverged"] if rec else [])) or "no lane changed"
+        note = (f"step {k + 1}: <b>{_short(text[k])}</b>"
                 + f"<br>mask 0x{int(masks[k]):08X}: {plural(int(active[k]), 'lane')}"
-                + (f" ({', '.join(moved)})" if moved else "")
+                + f"<br>{changes}"
                 + f"<br>lane utilisation so far {used.sum() / (32 * (k + 1)):.0%}")
         frames.append(_variant(
             base, z,
