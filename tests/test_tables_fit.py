@@ -54,7 +54,10 @@ _CHECK = """([phone]) => {
     if (cards) {
       // every cell of a row that is not a note shows its column's label
       rows.filter((r) => !r.classList.contains('labsim-note-row')).forEach((r) => {
-        [...r.children].forEach((c) => {
+        // a markdown table's card (labsim.js) has its first cell as the card's bold title, without a label
+        const md = t.closest('.labsim-md-cards');
+        [...r.children].forEach((c, k) => {
+          if (md && k === 0) return;
           const label = getComputedStyle(c, '::before').content;
           const cr = c.getBoundingClientRect();
           if (!c.dataset.label || label === 'none' || label === 'normal' || label === '""')
