@@ -10,8 +10,10 @@ fallbacks (padding, right-aligned tabular figures) still keep numbers apart.
   "33.6 MB", "42.4 µs"); the exact value stays in the cell's ``title`` and ``data-value``. Only the
   display changes: the rows (and what a chapter glues from them) are untouched.
 * ``notes=("why",)`` shows a column of long explanations as a full-width footnote row under its row.
+* A table wider than the text column (estimated from its text) is marked ``labsim-wide``: on a wide
+  screen it breaks out over the page's right column (``book/_static/labsim-fit.css``).
 * The first column sticks while a wide table scrolls; the site's script marks a table that scrolls,
-  and the stylesheet shades the edge that has more to show.
+  and the stylesheet shades the edge that has more to show and shows a "scroll →" hint under it.
 * On a phone (at most 480 px) a table of four or more columns (``cards=None``; force with
   ``cards=True``/``False``) shows each row as a card of ``label: value`` lines, from ``data-label``.
 """
