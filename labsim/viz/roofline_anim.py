@@ -156,12 +156,14 @@ def roofline_frames(costs: Sequence, values: Sequence, *, over: str = "batch", f
     base.add_shape(type="line", x0=ridge, x1=ridge, y0=0, y1=1, xref="x", yref="y domain",
                    line=dict(color="#999999", dash="dot", width=1.5))
     style(base, height=height)
-    base.update_layout(margin=dict(t=54), legend=dict(orientation="h", y=1.02, x=1, xanchor="right",
+    base.update_layout(margin=dict(t=72), legend=dict(orientation="h", y=1.02, x=1, xanchor="right",
                                                       yanchor="bottom"))
     lay = base.to_plotly_json()["layout"]
     shapes = lay.get("shapes", [])
-    ridge_note = dict(x=math.log10(ridge), y=0, xref="x", yref="y domain", xanchor="left", yanchor="bottom",
-                      showarrow=False, text=f" ridge {ridge:,.0f} FLOP/B", font=dict(size=12, color=NEUTRAL[1]))
+    # written up along the ridge line, so that it never runs past the plot's right edge on a phone
+    ridge_note = dict(x=math.log10(ridge), y=0.02, xref="x", yref="y domain", xanchor="left", yanchor="bottom",
+                      textangle=-90, showarrow=False, text=f"ridge {ridge:,.0f} FLOP/B",
+                      font=dict(size=12, color=NEUTRAL[1]))
     data = base.to_plotly_json()["data"]
     frames = []
     for i, (v, k) in enumerate(zip(values, costs)):
@@ -176,7 +178,7 @@ def roofline_frames(costs: Sequence, values: Sequence, *, over: str = "batch", f
                     text=[fmt_si(k.compute_time, "s"), fmt_si(k.memory_time, "s"), fmt_si(floor, "s") if floor else ""])
         status = dict(x=0, y=1.0, xref="paper", yref="paper", xanchor="left", yanchor="bottom", showarrow=False,
                       align="left", font=dict(size=12),
-                      text=f"{over} {fmt(v)}: <b>{bound}-bound</b>, {k.intensity:,.0f} FLOP/B, "
+                      text=f"{over} {fmt(v)}: <b>{bound}-bound</b><br>{k.intensity:,.0f} FLOP/B, "
                            f"{k.achieved_flops / 1e12:,.1f} TFLOP/s")
         frames.append(go.Figure({"data": d, "layout": dict(lay, shapes=shapes, annotations=[ridge_note, status])},
                                 _validate=False))
