@@ -115,6 +115,8 @@ def step_time(strategy: Strategy | str, params: float, layers: int, d_model: int
     latency = None if latency is None else _real(fn, "latency", latency)
     try:
         c = _get_chip(chip)
+    except ArgumentTypeError as e:  # not a name at all: say which function and argument
+        raise ArgumentTypeError(f"{fn}: chip: {e}") from None
     except LabsimError:
         raise
     except TypeError as e:

@@ -20,6 +20,8 @@ def chip(fn: str, value, arg: str = "chip"):
     from ..hardware import get as get_chip
     try:
         return get_chip(value)
+    except ArgumentTypeError as e:  # not a name at all: say which function and argument
+        raise ArgumentTypeError(f"{fn}: {arg}: {e}") from None
     except LabsimError:
         raise
     except TypeError as e:
