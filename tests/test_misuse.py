@@ -340,19 +340,7 @@ def test_index_updates_have_min_and_max_and_name_what_they_support():
 # ---- meta-test (issue 21): every misuse in the tables is refused with a labsim error ----------------------
 # Rows that still raise a plain ValueError or TypeError from modules other helpers own (lnp, the compiler,
 # grad, the figures): strict xfails, so each fails loudly once its module raises a labsim error; then drop it.
-KNOWN_PLAIN = {
-    "einsum-no-arrow", "einsum-two-outputs", "einsum-spaces", "einsum-non-letter", "einsum-operand-count",
-    "bool-subtract", "bool-negate-traced", "arange-step-0", "evaluate-a-program", "evaluate-a-string",
-    "compile-pass-by-name", "compile-a-program", "estimate-a-graph", "kernel_cost-a-program",
-    "memory_check-a-graph", "simulate-a-graph", "negative-host_api_time", "nan-host_api_time", "chip-not-a-name",
-    "argnums-too-big", "argnums-too-negative", "argnums-str", "argnums-float", "argnums-empty",
-    "grad-of-int-input", "grad-of-bool-leaf", "grad-of-non-function", "vjp-cotangent-shape", "blas-level-4",
-    "timeline-of-a-program", "timeline-max_time-0", "timeline-max_time-negative", "timeline-max_time-nan",
-    "draw_graph-42", "buffer_chart-of-a-program", "roofline-negative-range", "roofline-reversed-range",
-    "roofline-nan-range", "roofline-nan-point", "roofline-negative-flops", "bar_compare-lengths",
-    "bar_compare-nan", "bar_compare-log-zero", "bar_compare-empty", "show-not-a-figure", "show-empty-figure",
-    "show-nan-figure", "interactive-nan-control", "interactive-repeated-value", "interactive-make_fig-returns-none",
-}
+KNOWN_PLAIN: set[str] = set()
 
 
 def _all_tables():

@@ -25,6 +25,7 @@ floor-division semantics; library functions without a PTX instruction (``erf``, 
 ``call``; the matrix instructions work on whole shared-memory tiles.
 """
 from __future__ import annotations
+from ..support.errors import ArgumentError
 
 from dataclasses import dataclass, field
 
@@ -176,7 +177,7 @@ class Builder:
 
     def label(self, name: str) -> Label:
         if name in self.labels:
-            raise ValueError(f"label {name} defined twice")
+            raise ArgumentError(f"label {name} defined twice")
         self.labels[name] = len(self.code)
         return Label(name)
 

@@ -4,7 +4,7 @@ Introduced in "The journey of one matrix product" and studied in "The compiler a
 """
 from __future__ import annotations
 
-from ..support.errors import LabsimError
+from ..support.errors import ArgumentTypeError, LabsimError
 
 import contextlib
 import gc
@@ -66,10 +66,10 @@ def compile(g: Graph, passes: Sequence[Pass] | None = None, *, verify: bool | st
     passes = list(passes)
     for i, p in enumerate(passes):
         if not callable(p):
-            raise TypeError(f"compile: passes[{i}] is {type(p).__name__} {p!r:.40}, not a pass; passes are "
+            raise ArgumentTypeError(f"compile: passes[{i}] is {type(p).__name__} {p!r:.40}, not a pass; passes are "
                             f"functions such as ls.passes.cse (the pipeline: {[q.__name__ for q in PIPELINE]})")
     if not isinstance(g, Graph):
-        raise TypeError(f"compile: expected a Graph (from ls.trace), got {type(g).__name__}")
+        raise ArgumentTypeError(f"compile: expected a Graph (from ls.trace), got {type(g).__name__}")
     with _gc_paused():
         return _compile(g, passes, verify)
 
@@ -84,7 +84,7 @@ def _compile(g: Graph, passes: list, verify: bool | str) -> Program:
         prev, cur = cur, p(cur)
         name = getattr(p, "__name__", str(p))
         if not isinstance(cur, Graph):
-            raise TypeError(f"compile: pass {name} returned {type(cur).__name__}, not a Graph")
+            raise ArgumentTypeError(f"compile: pass {name} returned {type(cur).__name__}, not a Graph")
         valid = cur.plan is not None and cur.plan.nodes is cur.nodes
         if prev.plan is not None and cur is not prev and not valid:
             lost_by = name

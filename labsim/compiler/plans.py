@@ -4,6 +4,7 @@ kernel is cut into (:func:`labsim.compiler.codegen.tile_plan` adds the launch, r
 Introduced in "The journey of one matrix product" (step 4) and read closely in "The compiler at work".
 """
 from __future__ import annotations
+from ..support.errors import ArgumentError
 
 import math
 from dataclasses import dataclass, replace
@@ -96,7 +97,7 @@ def matrix_path(chip: Chip | str | None) -> MatrixPath:
             return path
         return replace(path, mma=f"matmul on the MXU (a {side}×{side} systolic array)", shape=(side, side, side))
     if arch not in MATRIX_PATHS:
-        raise ValueError(f"no matrix path for {chip.name} (arch {chip.arch!r}); labsim knows "
+        raise ArgumentError(f"no matrix path for {chip.name} (arch {chip.arch!r}); labsim knows "
                          f"{sorted(a for a in MATRIX_PATHS if a != 'generic')}")
     return MATRIX_PATHS[arch]
 
@@ -142,7 +143,7 @@ def _p2(x: int, lo: int, cap: int) -> int:
 def _plan(k, chip: Chip | str | None = None) -> TilePlan:
     """The plan without its launch (``launch=None``): what the lowering builds the kernel IR from."""
     if k.kind is not KernelKind.CONTRACTION:
-        raise ValueError(f"kernel {k.name} is a {k.kind.value} kernel; only contractions have a tile plan")
+        raise ArgumentError(f"kernel {k.name} is a {k.kind.value} kernel; only contractions have a tile plan")
     path = matrix_path(chip)
     dot = next(n for n in k.nodes if n.op in ops.CONTRACTION)
     lhs, rhs = dot.operands[0].aval, dot.operands[1].aval

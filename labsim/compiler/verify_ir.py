@@ -12,7 +12,7 @@ checks what the SIMT machine would otherwise trip over in the middle of a run:
 """
 from __future__ import annotations
 
-from ..support.errors import LabsimError
+from ..support.errors import ArgumentTypeError, LabsimError
 
 import numpy as np
 
@@ -141,7 +141,7 @@ def _launch(ir: "KernelIR") -> None:
 def verify(ir: "KernelIR") -> "KernelIR":
     """Raise :class:`IRError` if ``ir`` breaks a rule (see the module's docstring); return ``ir``."""
     if not all(hasattr(ir, a) for a in ("code", "labels", "reconverge", "launch")):  # a KernelIR
-        raise TypeError(f"verify: ir must be a KernelIR, got {type(ir).__name__}")
+        raise ArgumentTypeError(f"verify: ir must be a KernelIR, got {type(ir).__name__}")
     check_labels(ir)
     _defined_before_use(ir)
     _reconvergence(ir)

@@ -3,6 +3,7 @@
 Every compiler pass is tested by "evaluate before == evaluate after" on random programs.
 """
 from __future__ import annotations
+from ..support.errors import ArgumentTypeError
 
 from typing import Any
 
@@ -46,7 +47,7 @@ def _flat_args(g: Graph, args: tuple, where: str = "evaluate") -> tuple:
         if tree == g.in_tree:
             return tuple(leaves)
         if len(args) != len(g.inputs):
-            raise TypeError(f"{where}: graph {g.name} was traced with arguments of structure {g.in_tree}; "
+            raise ArgumentTypeError(f"{where}: graph {g.name} was traced with arguments of structure {g.in_tree}; "
                             f"got {tree}. Pass that structure, or the {len(g.inputs)} flat inputs "
                             f"({', '.join(g.input_names)}).")
     return args
@@ -60,7 +61,7 @@ def coerce_args(g: Graph, args: tuple, where: str = "evaluate") -> list[np.ndarr
     args = _flat_args(g, tuple(args), where)
     if len(args) != len(g.inputs):
         sig = ", ".join(f"{n}: {v.aval.short()}" for n, v in zip(g.input_names or [f"p{i}" for i in range(len(g.inputs))], g.inputs))
-        raise TypeError(f"{where}: graph {g.name}({sig}) takes {len(g.inputs)} argument(s), got {len(args)}")
+        raise ArgumentTypeError(f"{where}: graph {g.name}({sig}) takes {len(g.inputs)} argument(s), got {len(args)}")
     return [_coerce(g, i, x, where) for i, x in enumerate(args)]
 
 
@@ -74,9 +75,9 @@ def evaluate(g: Graph, *args: Any):
     """
     if not isinstance(g, Graph):
         if isinstance(getattr(g, "graph", None), Graph):  # a compiled Program (core does not import compiler)
-            raise TypeError(f"evaluate: expected a Graph (from ls.trace), got a {type(g).__name__}; "
+            raise ArgumentTypeError(f"evaluate: expected a Graph (from ls.trace), got a {type(g).__name__}; "
                             "evaluate the program's graph with ls.evaluate(prog.graph, ...)")
-        raise TypeError(f"evaluate: expected a Graph (from ls.trace), got {type(g).__name__} {g!r:.40}")
+        raise ArgumentTypeError(f"evaluate: expected a Graph (from ls.trace), got {type(g).__name__} {g!r:.40}")
     arrays = coerce_args(g, args, "evaluate")
     out = inline(g, *arrays)
     if isinstance(out, tuple):

@@ -17,7 +17,7 @@ multiply-accumulate (``2·M·N·K``); data movement costs 0.
 """
 from __future__ import annotations
 
-from ..support.errors import LabsimError
+from ..support.errors import ArgumentError, ArgumentTypeError, LabsimError
 
 import enum
 import math
@@ -113,7 +113,7 @@ class OpDef:
 
     def infer(self, avals: Avals, params: Mapping[str, Any]) -> ShapeDtype:
         if self.arity is not None and len(avals) != self.arity:
-            raise TypeError(f"{self.name} takes {self.arity} operands, got {len(avals)}")
+            raise ArgumentTypeError(f"{self.name} takes {self.arity} operands, got {len(avals)}")
         return self.shape_rule(avals, params)
 
     def format_attrs(self, params: Mapping[str, Any]) -> str:
@@ -144,7 +144,7 @@ def as_op(name) -> Op:
 def register(op: OpDef) -> OpDef:
     name = as_op(op.name)
     if name in REGISTRY:
-        raise ValueError(f"op {name!r} is already registered")
+        raise ArgumentError(f"op {name!r} is already registered")
     if op.name is not name:
         op = replace(op, name=name)
     REGISTRY[name.value] = op
@@ -156,7 +156,7 @@ def define(name, **rules) -> OpDef:
     row = get(name)
     for k, v in rules.items():
         if getattr(row, k) is not None:
-            raise ValueError(f"op {row.name!r} already has a {k} rule")
+            raise ArgumentError(f"op {row.name!r} already has a {k} rule")
     row = replace(row, **rules)
     REGISTRY[row.name.value] = row
     return row
@@ -273,7 +273,7 @@ _COMPARE = alu.COMPARE
 
 def _compare_shape(avals, p):
     if p["direction"] not in _COMPARE:
-        raise ValueError(f"compare: unknown direction {p['direction']!r}; use one of {sorted(_COMPARE)}")
+        raise ArgumentError(f"compare: unknown direction {p['direction']!r}; use one of {sorted(_COMPARE)}")
     return _elementwise_shape("compare", avals, out_dtype="bool")
 
 
@@ -288,7 +288,7 @@ register(OpDef(
 def _select_shape(avals, p):
     pred, a, b = avals
     if pred.dtype != "bool":
-        raise TypeError(f"select: predicate must be bool, got {pred.short()}")
+        raise ArgumentTypeError(f"select: predicate must be bool, got {pred.short()}")
     out = _elementwise_shape("select", avals)
     return ShapeDtype(out.shape, result_dtype(a.dtype, b.dtype))
 

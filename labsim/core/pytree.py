@@ -7,6 +7,7 @@ number) is a leaf. Dict keys are visited in sorted order, so ``{"w": ..., "b": .
 ``trace``, ``evaluate`` and ``grad`` use this to accept parameters as ``{"w1": ..., "b1": ...}``.
 """
 from __future__ import annotations
+from ..support.errors import ArgumentError, ArgumentTypeError
 
 import re
 from dataclasses import dataclass
@@ -63,7 +64,7 @@ def _sorted_keys(d: dict) -> tuple:
     try:
         return tuple(sorted(d))
     except TypeError:
-        raise TypeError(f"pytree: dict keys must be sortable (all str, or all numbers); got "
+        raise ArgumentTypeError(f"pytree: dict keys must be sortable (all str, or all numbers); got "
                         f"{sorted({type(k).__name__ for k in d})}") from None
 
 
@@ -121,10 +122,10 @@ def _build(td: TreeDef, it) -> Any:
 def tree_unflatten(treedef: TreeDef, leaves) -> Any:
     """The pytree of structure ``treedef`` holding ``leaves`` (in flattening order)."""
     if not isinstance(treedef, TreeDef):
-        raise TypeError(f"tree_unflatten: expected a TreeDef, got {type(treedef).__name__}")
+        raise ArgumentTypeError(f"tree_unflatten: expected a TreeDef, got {type(treedef).__name__}")
     leaves = list(leaves)
     if len(leaves) != treedef.num_leaves:
-        raise ValueError(f"tree_unflatten: {treedef} has {treedef.num_leaves} leaves, got {len(leaves)}")
+        raise ArgumentError(f"tree_unflatten: {treedef} has {treedef.num_leaves} leaves, got {len(leaves)}")
     return _build(treedef, iter(leaves))
 
 
@@ -138,7 +139,7 @@ def tree_map(f: Callable, tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] 
     for i, r in enumerate(rest, start=1):
         rl, rtd = tree_flatten(r, is_leaf)
         if rtd != td:
-            raise ValueError(f"tree_map: tree {i} has structure {rtd}, but tree 0 has structure {td}")
+            raise ArgumentError(f"tree_map: tree {i} has structure {rtd}, but tree 0 has structure {td}")
         others.append(rl)
     return tree_unflatten(td, [f(*xs) for xs in zip(leaves, *others)])
 

@@ -7,6 +7,7 @@ concrete NumPy arrays, computes eagerly with the op's reference implementation, 
 also works like NumPy outside a trace.
 """
 from __future__ import annotations
+from ..support.errors import ArgumentError, ArgumentTypeError
 
 import inspect
 import math
@@ -118,7 +119,7 @@ class Tracer:
 
     def __len__(self) -> int:
         if not self.shape:
-            raise TypeError("len() of a 0-d traced value")
+            raise ArgumentTypeError("len() of a 0-d traced value")
         return self.shape[0]
 
     def __iter__(self):
@@ -281,7 +282,7 @@ def trace(f: Callable, *specs: Any, name: str | None = None) -> Graph:
     try:
         inspect.signature(f).bind(*specs)
     except TypeError as e:
-        raise TypeError(f"trace: {fname}() was given {len(specs)} abstract argument(s): {e}") from None
+        raise ArgumentTypeError(f"trace: {fname}() was given {len(specs)} abstract argument(s): {e}") from None
     except ValueError:
         pass  # builtins without a signature
     pnames = _param_names(f, len(specs))
@@ -316,7 +317,7 @@ def trace_decomposition(op: str, avals: Sequence[ShapeDtype], params: dict) -> G
     """The primitive graph a composite op stands for (used for its FLOPs and by the compiler)."""
     opdef = ops.get(op)
     if opdef.decompose is None:
-        raise ValueError(f"op {op!r} has no decomposition")
+        raise ArgumentError(f"op {op!r} has no decomposition")
     ctx = TraceContext()
     inputs = [Var(a) for a in avals]
     with recording(ctx):

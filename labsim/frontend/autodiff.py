@@ -11,6 +11,7 @@ The backward of ``Y = X·W`` is two more matrix products, ``dL/dX = dL/dY·Wᵀ`
 which is why training costs about three times the forward FLOPs.
 """
 from __future__ import annotations
+from ..support.errors import ArgumentError, ArgumentTypeError
 
 import inspect
 import math
@@ -238,7 +239,7 @@ def _argnums_type(argnums, fname: str) -> None:
         return
     if isinstance(argnums, (tuple, list, range)) and len(argnums) and all(ok(k) for k in argnums):
         return
-    raise TypeError(f"grad({fname}): argnums must be an int or a non-empty tuple of ints, "
+    raise ArgumentTypeError(f"grad({fname}): argnums must be an int or a non-empty tuple of ints, "
                     f"got {type(argnums).__name__} {argnums!r}")
 
 
@@ -246,7 +247,7 @@ def _check_argnums(argnums, n: int, fname: str) -> tuple[int, ...]:
     nums = (int(argnums),) if isinstance(argnums, numbers.Integral) else tuple(int(k) for k in argnums)
     for k in nums:
         if not -n <= k < n:
-            raise ValueError(f"grad({fname}): argnums {argnums!r} is out of range for the {n} argument(s) given "
+            raise ArgumentError(f"grad({fname}): argnums {argnums!r} is out of range for the {n} argument(s) given "
                              f"(valid: {-n} to {n - 1})")
     return tuple(k % n for k in nums)
 
@@ -269,7 +270,7 @@ def _check_real_inputs(args: Sequence[Any], nums: Sequence[int], f: Callable, fn
             except Exception:  # an unknown dtype: _specs / trace name it
                 continue
             if not is_float(name):
-                raise TypeError(f"grad({fname}) requires real-valued inputs (a float dtype), but argument {i} "
+                raise ArgumentTypeError(f"grad({fname}) requires real-valued inputs (a float dtype), but argument {i} "
                                 f"({nm}) is {name}, not a float. Convert it with lnp.astype(x, 'float32'), "
                                 f"or leave it out of argnums.")
 
@@ -291,7 +292,7 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
     """
     fname = getattr(f, "__name__", "f")
     if not callable(f):
-        raise TypeError(f"grad: expected a function to differentiate, got {type(f).__name__} {f!r:.40}")
+        raise ArgumentTypeError(f"grad: expected a function to differentiate, got {type(f).__name__} {f!r:.40}")
     _argnums_type(argnums, fname)
 
     def vg(*args):
@@ -300,10 +301,10 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
         _check_real_inputs(args, nums, f, fname)
         g = decompose(trace(f, *_specs(args, f, "grad")))
         if len(g.outputs) != 1 or g.outputs[0].aval.shape != ():
-            raise TypeError(f"grad({fname}) needs a function with one scalar output; it returned "
+            raise ArgumentTypeError(f"grad({fname}) needs a function with one scalar output; it returned "
                             f"{', '.join(a.short() for a in g.out_avals)}")
         if not is_float(g.outputs[0].aval.dtype):
-            raise TypeError(f"grad({fname}): the output dtype {g.outputs[0].aval.dtype} is not a float")
+            raise ArgumentTypeError(f"grad({fname}): the output dtype {g.outputs[0].aval.dtype} is not a float")
         # the seed cotangent: inside a trace a graph constant (so broadcasts of it stay small), else NumPy
         one = lnp.asarray(np.asarray(1.0, dtype=numpy_dtype(g.outputs[0].aval.dtype)), g.outputs[0].aval.dtype)
         value, flat = vjp_graph(g, tree_flatten(tuple(args))[0], one)
@@ -358,10 +359,10 @@ def vjp(f: Callable, *args) -> tuple[Any, Callable]:
             if not isinstance(c, (Tracer, np.ndarray, np.generic, numbers.Number)) or isinstance(c, bool):
                 raise TraceError(f"vjp({fname}): cotangent {i} is {type(c).__name__} {c!r:.40}, not an array")
         if tree != g.out_tree:
-            raise ValueError(f"vjp({fname}): the cotangent has structure {tree}, but {fname} returned {g.out_tree}")
+            raise ArgumentError(f"vjp({fname}): the cotangent has structure {tree}, but {fname} returned {g.out_tree}")
         for i, (c, a) in enumerate(zip(cts, g.out_avals)):
             if tuple(_shape(c)) != a.shape:
-                raise ValueError(f"vjp({fname}): cotangent {i} has shape {tuple(_shape(c))}, the output is {a.short()}")
+                raise ArgumentError(f"vjp({fname}): cotangent {i} has shape {tuple(_shape(c))}, the output is {a.short()}")
         flat = vjp_graph(g, flat_args, cts if len(cts) != 1 else cts[0])[1]
         return tuple(_split(flat, args))
 

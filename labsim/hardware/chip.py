@@ -8,6 +8,7 @@ read them from here.
 Units are SI and unprefixed throughout: FLOP/s, bytes/s, bytes, seconds.
 """
 from __future__ import annotations
+from ..support.errors import ArgumentError
 
 import enum
 from dataclasses import dataclass, field
@@ -50,9 +51,9 @@ class Link:
 
     def __post_init__(self) -> None:
         if self.bandwidth <= 0:
-            raise ValueError(f"Link {self.name!r}: bandwidth must be positive, got {self.bandwidth}")
+            raise ArgumentError(f"Link {self.name!r}: bandwidth must be positive, got {self.bandwidth}")
         if self.latency < 0:
-            raise ValueError(f"Link {self.name!r}: latency must be >= 0, got {self.latency}")
+            raise ArgumentError(f"Link {self.name!r}: latency must be >= 0, got {self.latency}")
 
     def transfer_time(self, nbytes: float) -> float:
         return self.latency + nbytes / self.bandwidth
@@ -108,7 +109,7 @@ class SMLimits:
                      "max_registers_per_thread", "register_granularity", "sub_partitions",
                      "shared_granularity", "fp32_lanes", "sfu_lanes"):
             if getattr(self, name) <= 0:
-                raise ValueError(f"SMLimits: {name} must be positive, got {getattr(self, name)}")
+                raise ArgumentError(f"SMLimits: {name} must be positive, got {getattr(self, name)}")
 
     @property
     def max_warps_per_sm(self) -> int:
@@ -171,18 +172,18 @@ class Chip:
         for attr in ("matrix_flops", "vector_flops", "onchip", "sources"):
             object.__setattr__(self, attr, _frozen(getattr(self, attr)))
         if self.hbm_bandwidth <= 0 or self.hbm_capacity <= 0:
-            raise ValueError(f"Chip {self.name!r}: memory bandwidth and capacity must be positive")
+            raise ArgumentError(f"Chip {self.name!r}: memory bandwidth and capacity must be positive")
         for attr, least in (("tensorcores", 1), ("sparsecores", 0), ("devices_per_chip", 1)):
             value = getattr(self, attr)
             if not isinstance(value, int) or value < least:
-                raise ValueError(f"Chip {self.name!r}: {attr} must be an integer >= {least}, got {value!r}")
+                raise ArgumentError(f"Chip {self.name!r}: {attr} must be an integer >= {least}, got {value!r}")
 
     def sm_clock(self) -> float:
         """The SM clock (Hz) a GPU preset implies: fp32 rate / (SMs · fp32 lanes · 2 FLOP per FMA).
         A100: 19.5e12 / (108 · 64 · 2) = 1.41 GHz; H100 SXM: 66.9e12 / (132 · 128 · 2) = 1.98 GHz. It turns
         the SIMT machine's cycles into seconds."""
         if self.sm is None or "float32" not in self.vector_flops:
-            raise ValueError(f"{self.name} has no SMs with fp32 lanes: no SM clock to derive")
+            raise ArgumentError(f"{self.name} has no SMs with fp32 lanes: no SM clock to derive")
         return self.vector_flops["float32"] / (self.compute_units * self.sm.fp32_lanes * 2)
 
     def peak_flops(self, dtype="float32", unit: ExecUnit | str | None = None) -> float:
@@ -191,7 +192,7 @@ class Chip:
         if unit is None:
             rates = [r for r in (self.matrix_flops.get(dt), self.vector_flops.get(dt)) if r]
             if not rates:
-                raise ValueError(
+                raise ArgumentError(
                     f"{self.name} has no peak rate for dtype {dt!r}; it knows "
                     f"matrix {sorted(self.matrix_flops)} and vector {sorted(self.vector_flops)}"
                 )
@@ -199,7 +200,7 @@ class Chip:
         u = ExecUnit(unit)
         table = self.matrix_flops if u is ExecUnit.MATRIX else self.vector_flops
         if dt not in table:
-            raise ValueError(
+            raise ArgumentError(
                 f"{self.name} has no {u.value}-unit rate for dtype {dt!r}; it knows {sorted(table)}"
             )
         return table[dt]

@@ -17,6 +17,7 @@ which axes of a slice have wraparound links (:meth:`System.wrap`: a v5e 4 × 4 s
 GPU has to the network beyond it (``scale_out``, ``SCALE_OUT_400G``: 400 Gb/s per GPU on a DGX H100).
 """
 from __future__ import annotations
+from ..support.errors import ArgumentError
 
 from dataclasses import dataclass
 
@@ -43,18 +44,18 @@ class System:
 
     def __post_init__(self) -> None:
         if self.chip not in PRESETS:
-            raise ValueError(f"System {self.name!r}: chip {self.chip!r} is not a preset; "
+            raise ArgumentError(f"System {self.name!r}: chip {self.chip!r} is not a preset; "
                              f"labsim knows {sorted(PRESETS)}")
         if not isinstance(self.size, int) or self.size < 1:
-            raise ValueError(f"System {self.name!r}: size must be a positive int, got {self.size!r}")
+            raise ArgumentError(f"System {self.name!r}: size must be a positive int, got {self.size!r}")
 
     def wrap(self, mesh) -> tuple[bool, ...]:
         """Which axes of a slice of shape ``mesh`` have wraparound links (TPU pods only)."""
         dims = tuple(mesh)
         if not self.ici_axes:
-            raise ValueError(f"System {self.name!r} is not a TPU pod: it has no ICI slice shapes")
+            raise ArgumentError(f"System {self.name!r} is not a TPU pod: it has no ICI slice shapes")
         if len(dims) > self.ici_axes or self.size % max(1, _prod(dims)):
-            raise ValueError(f"System {self.name!r}: a slice {dims} does not fit a pod of {self.size} chips "
+            raise ArgumentError(f"System {self.name!r}: a slice {dims} does not fit a pod of {self.size} chips "
                              f"with {self.ici_axes} ICI axes")
         return tuple(d > 1 and d % self.wrap_multiple == 0 for d in dims)
 

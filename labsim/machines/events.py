@@ -17,6 +17,7 @@ Chips are numbered 0, 1, ... within a trace. The host (CPU threads driving the d
 own chip, numbered :data:`HOST_CHIP` (-1); a device's copy engines, streams and links belong to it.
 """
 from __future__ import annotations
+from ..support.errors import ArgumentError, ArgumentTypeError
 
 import json
 from dataclasses import dataclass, field
@@ -77,23 +78,23 @@ class UnitId:
 
     def __post_init__(self) -> None:
         if not isinstance(self.kind, UnitKind):
-            raise TypeError(f"UnitId kind must be a UnitKind, got {self.kind!r}")
+            raise ArgumentTypeError(f"UnitId kind must be a UnitKind, got {self.kind!r}")
         for name in ("chip", "index"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool):
-                raise TypeError(f"UnitId {name} must be an int, got {v!r}")
+                raise ArgumentTypeError(f"UnitId {name} must be an int, got {v!r}")
         if self.index < 0:
-            raise ValueError(f"UnitId index must be >= 0, got {self.index}")
+            raise ArgumentError(f"UnitId index must be >= 0, got {self.index}")
         if self.kind is UnitKind.HOST_THREAD and self.chip != HOST_CHIP:
-            raise ValueError(f"a host thread is on chip HOST_CHIP ({HOST_CHIP}), got chip {self.chip}")
+            raise ArgumentError(f"a host thread is on chip HOST_CHIP ({HOST_CHIP}), got chip {self.chip}")
         if self.kind is not UnitKind.HOST_THREAD and self.chip < 0:
-            raise ValueError(f"a {self.kind.value} is on a device chip (>= 0), got chip {self.chip}")
+            raise ArgumentError(f"a {self.kind.value} is on a device chip (>= 0), got chip {self.chip}")
         if self.direction is not None and not isinstance(self.direction, Direction):
-            raise TypeError(f"UnitId direction must be a Direction or None, got {self.direction!r}")
+            raise ArgumentTypeError(f"UnitId direction must be a Direction or None, got {self.direction!r}")
         if self.kind is UnitKind.COPY_ENGINE and self.direction is None:
-            raise ValueError("a copy engine needs a direction (Direction.H2D or Direction.D2H)")
+            raise ArgumentError("a copy engine needs a direction (Direction.H2D or Direction.D2H)")
         if self.direction is not None and self.kind not in (UnitKind.COPY_ENGINE, UnitKind.LINK):
-            raise ValueError(f"a {self.kind.value} has no direction, got {self.direction}")
+            raise ArgumentError(f"a {self.kind.value} has no direction, got {self.direction}")
 
     @property
     def label(self) -> str:
@@ -130,16 +131,16 @@ class Event:
 
     def __post_init__(self) -> None:
         if not isinstance(self.unit, UnitId):
-            raise TypeError(f"Event unit must be a UnitId, got {type(self.unit).__name__} {self.unit!r}")
+            raise ArgumentTypeError(f"Event unit must be a UnitId, got {type(self.unit).__name__} {self.unit!r}")
         if not isinstance(self.kind, EventKind):
-            raise TypeError(f"Event kind must be an EventKind, got {type(self.kind).__name__} {self.kind!r}")
+            raise ArgumentTypeError(f"Event kind must be an EventKind, got {type(self.kind).__name__} {self.kind!r}")
         if self.end < self.start:
-            raise ValueError(f"event {self.name!r} on {self.unit.label!r} ends ({self.end}) "
+            raise ArgumentError(f"event {self.name!r} on {self.unit.label!r} ends ({self.end}) "
                              f"before it starts ({self.start})")
         for name in ("nbytes", "flops"):
             v = getattr(self, name)
             if v is not None and v < 0:
-                raise ValueError(f"event {self.name!r}: {name} must be >= 0, got {v}")
+                raise ArgumentError(f"event {self.name!r}: {name} must be >= 0, got {v}")
 
     @property
     def duration(self) -> float:
@@ -148,7 +149,7 @@ class Event:
 
 def _unit_arg(unit: object) -> UnitId:
     if not isinstance(unit, UnitId):
-        raise TypeError(f"unit must be a UnitId, got {type(unit).__name__} {unit!r}")
+        raise ArgumentTypeError(f"unit must be a UnitId, got {type(unit).__name__} {unit!r}")
     return unit
 
 
@@ -169,12 +170,12 @@ class Trace:
         object.__setattr__(self, "units", tuple(_unit_arg(u) for u in self.units))
         object.__setattr__(self, "chip_names", tuple(self.chip_names))
         if len(set(self.units)) != len(self.units):
-            raise ValueError("Trace units must be distinct")
+            raise ArgumentError("Trace units must be distinct")
         seen, known = list(self.units), set(self.units)  # the set keeps the check linear in events
         for e in self.events:
             if e.unit not in known:
                 if self.units:
-                    raise ValueError(f"event {e.name!r} is on {e.unit}, which is not in the trace's units")
+                    raise ArgumentError(f"event {e.name!r} is on {e.unit}, which is not in the trace's units")
                 seen.append(e.unit)
                 known.add(e.unit)
         object.__setattr__(self, "units", tuple(seen))
@@ -215,7 +216,7 @@ class Trace:
                  direction: Direction | None = None) -> tuple[UnitId, ...]:
         """The trace's units of ``kind`` (on ``chip``, in ``direction``, when given), in display order."""
         if not isinstance(kind, UnitKind):
-            raise TypeError(f"kind must be a UnitKind, got {kind!r}")
+            raise ArgumentTypeError(f"kind must be a UnitKind, got {kind!r}")
         return tuple(u for u in self.units if u.kind is kind and (chip is None or u.chip == chip)
                      and (direction is None or u.direction is direction))
 
@@ -236,7 +237,7 @@ class Trace:
         trace first; ``chip_names`` are the longest given. Two traces may share a unit."""
         for t in traces:
             if not isinstance(t, Trace):
-                raise TypeError(f"Trace.merge: every argument must be a Trace, got {type(t).__name__}")
+                raise ArgumentTypeError(f"Trace.merge: every argument must be a Trace, got {type(t).__name__}")
         units = tuple(dict.fromkeys(u for t in traces for u in t.units))
         names = max((t.chip_names for t in traces), key=len, default=())
         return cls(tuple(e for t in traces for e in t.events), units, names)
@@ -258,19 +259,19 @@ class Trace:
             Trace.from_intervals([(0, "mma", 0, 64), (1, "mma", 8, 72)], kind=UnitKind.MXU, clock_hz=940e6)
         """
         if not isinstance(kind, UnitKind):
-            raise TypeError(f"from_intervals: kind must be a UnitKind, got {kind!r}")
+            raise ArgumentTypeError(f"from_intervals: kind must be a UnitKind, got {kind!r}")
         if not isinstance(event, EventKind):
-            raise TypeError(f"from_intervals: event must be an EventKind, got {event!r}")
+            raise ArgumentTypeError(f"from_intervals: event must be an EventKind, got {event!r}")
         if clock_hz is not None and (isinstance(clock_hz, bool) or not isinstance(clock_hz, (int, float))
                                      or not clock_hz > 0 or clock_hz == float("inf")):
-            raise ValueError(f"from_intervals: clock_hz must be a finite number > 0 (cycles per second), "
+            raise ArgumentError(f"from_intervals: clock_hz must be a finite number > 0 (cycles per second), "
                              f"got {clock_hz!r}")
         made: dict[int, UnitId] = {}
         events: list[Event] = []
         last: dict[UnitId, int] = {}  # unit -> position in events of its latest event, for merge
         for n, item in enumerate(intervals):
             if not isinstance(item, (tuple, list)) or len(item) not in (4, 5):
-                raise ValueError(f"from_intervals: interval {n} must be (unit, name, start, end[, detail]), "
+                raise ArgumentError(f"from_intervals: interval {n} must be (unit, name, start, end[, detail]), "
                                  f"got {item!r:.60}")
             u, name, start, end = item[:4]
             detail = str(item[4]) if len(item) == 5 else ""

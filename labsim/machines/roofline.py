@@ -56,7 +56,7 @@ from ..compiler.kernel import Kernel, KernelKind
 from ..compiler.program import Program
 from ..hardware import Chip, ChipKind, ExecUnit, get
 from ..hardware.chip import TF32
-from ..support.errors import OutOfMemoryError
+from ..support.errors import ArgumentError, ArgumentTypeError, OutOfMemoryError
 
 # the host's cost of one runtime call (enqueue a launch or a copy): a model parameter, not a datasheet
 # number; labsim.machines.runtime.simulate uses the same default
@@ -70,7 +70,7 @@ TPU_BF16_PASSES = {"default": 1, "high": 3, "highest": 6}
 def _need(what: str, arg: str, x, cls: type, hint: str = "") -> None:
     """A clear TypeError when ``x`` is not a ``cls`` (e.g. a Graph where a compiled Program is needed)."""
     if not isinstance(x, cls):
-        raise TypeError(f"{what}: {arg} must be a {cls.__name__}, got {type(x).__name__} {x!r:.40}" + hint)
+        raise ArgumentTypeError(f"{what}: {arg} must be a {cls.__name__}, got {type(x).__name__} {x!r:.40}" + hint)
 
 
 _PROGRAM_HINT = " (compile a traced graph first: prog = ls.compile(graph))"
@@ -316,9 +316,9 @@ def gpu_terms(kernel: Kernel, chip: Chip | str, *, memory_latency: float = HBM_L
     _need("gpu_terms", "kernel", kernel, Kernel, _KERNEL_HINT)
     c = get(chip)
     if c.sm is None:
-        raise ValueError(f"gpu_terms: {c.name} is not a GPU with SM limits (occupancy and waves are GPU terms)")
+        raise ArgumentError(f"gpu_terms: {c.name} is not a GPU with SM limits (occupancy and waves are GPU terms)")
     if memory_latency <= 0:
-        raise ValueError(f"gpu_terms: memory_latency must be positive, got {memory_latency}")
+        raise ArgumentError(f"gpu_terms: memory_latency must be positive, got {memory_latency}")
     base = kernel_cost(kernel, c)
     ir = kernel_ir(kernel, c)
     # registers: the IR's count, capped by what one block may hold (beyond it a compiler spills)

@@ -35,7 +35,7 @@ from ..hardware import Chip, ChipKind, get
 from .events import EventKind, Trace
 from .host import D2H, H2D, HOST, STREAM, Machine  # noqa: F401  (the units of a call: one definition)
 from .program_cost import ProgramCost, estimate
-from ..support.errors import ArgumentError
+from ..support.errors import ArgumentError, ArgumentTypeError
 from .roofline import HOST_API_TIME, OutOfMemoryError
 from .stream import stream_time  # noqa: F401  (runtime.stream_time: the one host timeline of one stream)
 
@@ -66,7 +66,7 @@ def simulate(prog: Program, chip: Chip | str, *, copy_inputs: bool = True, copy_
     parameter rather than a datasheet number.
     """
     if not isinstance(prog, Program):
-        raise TypeError(f"simulate: prog must be a Program, got {type(prog).__name__} {prog!r:.40} "
+        raise ArgumentTypeError(f"simulate: prog must be a Program, got {type(prog).__name__} {prog!r:.40} "
                         "(compile a traced graph first: prog = ls.compile(graph))")
     if isinstance(host_api_time, bool) or not isinstance(host_api_time, numbers.Real) \
             or not math.isfinite(host_api_time) or host_api_time < 0:

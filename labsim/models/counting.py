@@ -4,6 +4,7 @@ Introduced in "Counting FLOPs and bytes". Every helper reads the op registry thr
 compiled program, so the numbers are the ones the rest of labsim uses.
 """
 from __future__ import annotations
+from ..support.errors import ArgumentError
 
 from dataclasses import dataclass
 from typing import Callable
@@ -57,7 +58,7 @@ def blas(level: int, n: int, dtype="float32") -> BlasCost:
     level 1 AXPY (y = a·x + y), level 2 GEMV (y = A·x), level 3 GEMM (C = A·B), all n-sized."""
 
     if isinstance(level, bool) or level not in (1, 2, 3):
-        raise ValueError(f"blas: BLAS has levels 1, 2 and 3, not {level!r}")
+        raise ArgumentError(f"blas: BLAS has levels 1, 2 and 3, not {level!r}")
     n = _positive_int(n, "n", "blas")
     s = lambda *shape: ShapeDtype(shape, dtype)
     if level == 1:
@@ -67,7 +68,7 @@ def blas(level: int, n: int, dtype="float32") -> BlasCost:
     elif level == 3:
         name, g = "GEMM  C ← A·B", trace(lambda a, b: a @ b, s(n, n), s(n, n))
     else:
-        raise ValueError(f"BLAS has levels 1, 2 and 3, not {level}")
+        raise ArgumentError(f"BLAS has levels 1, 2 and 3, not {level}")
     prog = _compile(g)
     return BlasCost(level, name, prog.flops, prog.bytes)
 

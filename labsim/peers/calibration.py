@@ -38,6 +38,7 @@ sees where labsim's assumptions (``EAGER_OP_TIME``, ``min_kernel_time``, the 201
 at the tensor cores' peak) hold and where they do not.
 """
 from __future__ import annotations
+from ..support.errors import ArgumentError, ArgumentTypeError
 
 import json
 import math
@@ -139,11 +140,11 @@ _NAMES = (("H200", "H200"), ("H100", "H100 SXM"), ("B200", "B200"), ("A100", "A1
 def preset_for(device_name: str) -> str:
     """labsim's preset for a device name as CUDA reports it ("NVIDIA H200" → "H200")."""
     if not isinstance(device_name, str):
-        raise TypeError(f"preset_for: expected a device name string, got {type(device_name).__name__}")
+        raise ArgumentTypeError(f"preset_for: expected a device name string, got {type(device_name).__name__}")
     for needle, preset in _NAMES:
         if needle.lower() in device_name.lower():
             return preset
-    raise ValueError(f"preset_for: no labsim preset for device {device_name!r}; labsim has presets for "
+    raise ArgumentError(f"preset_for: no labsim preset for device {device_name!r}; labsim has presets for "
                      f"{', '.join(n for n, _ in _NAMES)} GPUs")
 
 
@@ -199,7 +200,7 @@ def _predict(chip_name: str, config_items: tuple) -> float:
             m.call(gr, x, mode="eager" if c["mode"] == "eager" else "jit")
         m.synchronize()
         return m.now / reps
-    raise ValueError(f"predict: unknown group {g!r}; groups are {', '.join(GROUPS)}")
+    raise ArgumentError(f"predict: unknown group {g!r}; groups are {', '.join(GROUPS)}")
 
 
 def predict(config: Mapping, chip: Chip | str = "H200") -> float:
@@ -214,26 +215,26 @@ def predict(config: Mapping, chip: Chip | str = "H200") -> float:
 # --- the measurement file --------------------------------------------------------------------------
 def _check_config(config, where: str) -> None:
     if not isinstance(config, Mapping):
-        raise TypeError(f"{where}: a configuration is a mapping, got {type(config).__name__}")
+        raise ArgumentTypeError(f"{where}: a configuration is a mapping, got {type(config).__name__}")
     g = config.get("group")
     if g not in _CONFIG_KEYS:
-        raise ValueError(f"{where}: unknown group {g!r}; groups are {', '.join(GROUPS)}")
+        raise ArgumentError(f"{where}: unknown group {g!r}; groups are {', '.join(GROUPS)}")
     want = _CONFIG_KEYS[g]
     missing = sorted(set(want) - set(config))
     extra = sorted(set(config) - set(want) - {"group"})
     if missing or extra:
-        raise ValueError(f"{where}: a {g} configuration has keys {sorted(want)}; "
+        raise ArgumentError(f"{where}: a {g} configuration has keys {sorted(want)}; "
                          f"missing {missing}, unexpected {extra}")
     for k, allowed in want.items():
         v = config[k]
         if allowed is int:
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{where}: {g} {k} must be a positive integer, got {v!r}")
+                raise ArgumentError(f"{where}: {g} {k} must be a positive integer, got {v!r}")
         elif allowed is bool:
             if not isinstance(v, bool):
-                raise ValueError(f"{where}: {g} {k} must be true or false, got {v!r}")
+                raise ArgumentError(f"{where}: {g} {k} must be true or false, got {v!r}")
         elif v not in allowed:
-            raise ValueError(f"{where}: {g} {k} must be one of {', '.join(allowed)}, got {v!r}")
+            raise ArgumentError(f"{where}: {g} {k} must be one of {', '.join(allowed)}, got {v!r}")
 
 
 def validate(data: Any, *, smoke: bool = False) -> dict:
@@ -243,41 +244,41 @@ def validate(data: Any, *, smoke: bool = False) -> dict:
     unit, or ``value`` null and an ``error`` saying why it could not be taken. Every experiment of the
     plan appears exactly once."""
     if not isinstance(data, Mapping):
-        raise TypeError(f"calibration data: expected a JSON object, got {type(data).__name__}")
+        raise ArgumentTypeError(f"calibration data: expected a JSON object, got {type(data).__name__}")
     for k in ("schema", "device", "software", "date", "measurements"):
         if k not in data:
-            raise ValueError(f"calibration data: missing {k!r}")
+            raise ArgumentError(f"calibration data: missing {k!r}")
     if data["schema"] != SCHEMA:
-        raise ValueError(f"calibration data: schema {data['schema']!r}, this labsim reads schema {SCHEMA}")
+        raise ArgumentError(f"calibration data: schema {data['schema']!r}, this labsim reads schema {SCHEMA}")
     if not isinstance(data["device"], Mapping) or not isinstance(data["device"].get("name"), str):
-        raise ValueError("calibration data: 'device' must be an object with a 'name' string")
+        raise ArgumentError("calibration data: 'device' must be an object with a 'name' string")
     ms = data["measurements"]
     if not isinstance(ms, list):
-        raise ValueError(f"calibration data: 'measurements' must be a list, got {type(ms).__name__}")
+        raise ArgumentError(f"calibration data: 'measurements' must be a list, got {type(ms).__name__}")
     seen: dict[str, int] = {}
     for i, m in enumerate(ms):
         where = f"calibration data: measurements[{i}]"
         if not isinstance(m, Mapping) or "config" not in m:
-            raise ValueError(f"{where}: expected an object with 'config', 'value' and 'unit'")
+            raise ArgumentError(f"{where}: expected an object with 'config', 'value' and 'unit'")
         _check_config(m["config"], where)
         k = key(m["config"])
         if k in seen:
-            raise ValueError(f"{where}: {k!r} measured twice (also measurements[{seen[k]}])")
+            raise ArgumentError(f"{where}: {k!r} measured twice (also measurements[{seen[k]}])")
         seen[k] = i
         unit = UNITS[m["config"]["group"]]
         if m.get("unit") != unit:
-            raise ValueError(f"{where} ({k}): unit must be {unit!r}, got {m.get('unit')!r}")
+            raise ArgumentError(f"{where} ({k}): unit must be {unit!r}, got {m.get('unit')!r}")
         v = m.get("value")
         if v is None:
             if not isinstance(m.get("error"), str) or not m["error"]:
-                raise ValueError(f"{where} ({k}): no value, so it needs an 'error' saying why")
+                raise ArgumentError(f"{where} ({k}): no value, so it needs an 'error' saying why")
         elif isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v <= 0:
-            raise ValueError(f"{where} ({k}): value must be a positive finite number, got {v!r}")
+            raise ArgumentError(f"{where} ({k}): value must be a positive finite number, got {v!r}")
     planned = {key(c) for c in (SMOKE_PLAN if smoke else PLAN)}
     missing = sorted(planned - set(seen))
     unplanned = sorted(set(seen) - planned)
     if missing or unplanned:
-        raise ValueError(f"calibration data: does not match the plan; missing {missing[:4]}"
+        raise ArgumentError(f"calibration data: does not match the plan; missing {missing[:4]}"
                          f"{' …' if len(missing) > 4 else ''}, not planned {unplanned[:4]}")
     return dict(data)
 
@@ -290,7 +291,7 @@ def load(path: str | Path | None = None) -> dict | None:
     try:
         data = json.loads(p.read_text())
     except json.JSONDecodeError as e:
-        raise ValueError(f"calibration data {p}: not valid JSON ({e})") from None
+        raise ArgumentError(f"calibration data {p}: not valid JSON ({e})") from None
     return validate(data)
 
 
@@ -328,7 +329,7 @@ def fmt(value: float | None, unit: str) -> str:
         return f"{value / 1e9:,.3g} GB/s" if value < 1e12 else f"{value / 1e12:.3g} TB/s"
     if unit == "FLOP/s":
         return f"{value / 1e12:,.0f} TFLOP/s" if value >= 1e12 else f"{value / 1e9:.3g} GFLOP/s"
-    raise ValueError(f"fmt: unknown unit {unit!r}; units are {', '.join(sorted(set(UNITS.values())))}")
+    raise ArgumentError(f"fmt: unknown unit {unit!r}; units are {', '.join(sorted(set(UNITS.values())))}")
 
 
 def table(rows_: list[Row]) -> list[dict]:

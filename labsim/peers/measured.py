@@ -10,6 +10,7 @@ them; they are a record, not a calibration file. Each one is stated as a range (
 same code as the calibration table's.
 """
 from __future__ import annotations
+from ..support.errors import ArgumentTypeError
 
 from dataclasses import dataclass
 
@@ -49,7 +50,7 @@ H200 = (
 def rows(chip: str = "H200") -> list[dict]:
     """The H200 measurements beside labsim's prediction for the preset named ``chip``: one dict each."""
     if not isinstance(chip, str):
-        raise TypeError(f"measured.rows: chip must be a preset name (a string), got {type(chip).__name__}")
+        raise ArgumentTypeError(f"measured.rows: chip must be a preset name (a string), got {type(chip).__name__}")
     get(chip)  # a clear error naming the presets for an unknown name
     out = []
     for m in H200:

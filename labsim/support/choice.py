@@ -14,6 +14,7 @@ working. A wrong value raises an error that names the argument and lists the acc
     Topology.of("cube", "topology")      # ValueError: unknown topology 'cube'; expected one of 'ring', 'switch'
 """
 from __future__ import annotations
+from .errors import ArgumentError
 
 import enum
 
@@ -35,7 +36,7 @@ class Choice(str, enum.Enum):
             for m in cls:
                 if m.value.lower() == value.lower():
                     return m
-        raise ValueError(f"{value!r} is not a {cls.__name__}; expected one of "
+        raise ArgumentError(f"{value!r} is not a {cls.__name__}; expected one of "
                          f"{', '.join(repr(m.value) for m in cls)}")
 
     @classmethod

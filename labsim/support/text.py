@@ -4,6 +4,7 @@ Captions and alt text are computed from the state a figure shows, so they must r
 value a control can take: "1 block", "2 blocks", "1.5 µs" (a unit is never pluralised).
 """
 from __future__ import annotations
+from .errors import ArgumentTypeError
 
 import numbers
 
@@ -17,7 +18,7 @@ def plural(n, singular: str, plural_form: str | None = None, fmt: str = "{:,}") 
     Only exactly 1 takes the singular (English: "0 blocks", "1.0 blocks" are plural readings too, but a
     float equal to 1 reads "1 block" when ``fmt`` prints it as 1). ``fmt`` formats the number."""
     if isinstance(n, bool) or not isinstance(n, numbers.Real):
-        raise TypeError(f"plural: n must be a number, got {type(n).__name__} {n!r}")
+        raise ArgumentTypeError(f"plural: n must be a number, got {type(n).__name__} {n!r}")
     text = fmt.format(n)
     one = text.strip() in ("1", "1.0", "1.00") or (n == 1 and text.strip().startswith("1") and
                                                    text.strip().rstrip("0").rstrip(".") == "1")

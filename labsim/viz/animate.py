@@ -18,6 +18,7 @@ toggle buttons or a dropdown for names).
 Keep frames small (the page must stay under 1 MB): at most :data:`MAX_STEPS` steps, few points per trace.
 """
 from __future__ import annotations
+from ..support.errors import ArgumentError
 
 import copy
 import html
@@ -50,20 +51,20 @@ def _copy(fig):
 def _checked_frames(frames, params) -> list:
     where = f"animate: make_frames({', '.join(f'{k}={v!r}' for k, v in params.items())})"
     if not isinstance(frames, (list, tuple)) or not frames:
-        raise ValueError(f"{where} must return a non-empty list of Plotly figures, got {type(frames).__name__}")
+        raise ArgumentError(f"{where} must return a non-empty list of Plotly figures, got {type(frames).__name__}")
     if len(frames) > MAX_STEPS:
-        raise ValueError(f"{where} returned {len(frames)} steps; an animation has at most {MAX_STEPS} "
+        raise ArgumentError(f"{where} returned {len(frames)} steps; an animation has at most {MAX_STEPS} "
                          f"(sample the steps)")
     shape = None
     for i, f in enumerate(frames):
         problem = figure_problem(f)
         if problem:
-            raise ValueError(f"{where}: step {i} cannot be drawn: {problem}")
+            raise ArgumentError(f"{where}: step {i} cannot be drawn: {problem}")
         s = [t.type for t in f.data]
         if shape is None:
             shape = s
         elif s != shape:
-            raise ValueError(f"{where}: step {i} has traces {s}, step 0 has {shape}; every step needs the "
+            raise ArgumentError(f"{where}: step {i} has traces {s}, step 0 has {shape}; every step needs the "
                              f"same traces so the animation can move between them")
     return list(frames)
 
@@ -150,7 +151,7 @@ class Animation(Interactive):
         if self.step_labels_fn is not None:
             names = [str(s) for s in self.step_labels_fn(**self._params(params))]
             if len(names) != n:
-                raise ValueError(f"animate: step_labels gave {len(names)} labels for {n} steps")
+                raise ArgumentError(f"animate: step_labels gave {len(names)} labels for {n} steps")
             return names
         return [str(i) for i in range(n)]
 
@@ -165,7 +166,7 @@ class Animation(Interactive):
             meta = frames[0].layout.meta
             want = meta.get("labsim_start", 0) if isinstance(meta, dict) else 0
         if not isinstance(want, int) or isinstance(want, bool) or not -n <= want < n:
-            raise ValueError(f"animate: start={want!r} is not a step of this animation (it has {n}: 0 to {n - 1}, "
+            raise ArgumentError(f"animate: start={want!r} is not a step of this animation (it has {n}: 0 to {n - 1}, "
                              f"or -1 to -{n} from the end)")
         return want % n
 
@@ -231,7 +232,7 @@ class Animation(Interactive):
         n = len(frames)
         i = n - 1 if step is None else step
         if not isinstance(i, int) or isinstance(i, bool) or not -n <= i < n:
-            raise ValueError(f"save: step={step!r} is not a step of this animation (it has {n}: 0 to {n - 1})")
+            raise ArgumentError(f"save: step={step!r} is not a step of this animation (it has {n}: 0 to {n - 1})")
         return to_matplotlib(frames[i], caption=caption, number=_number)
 
     def save(self, path, *, step: int | None = None, _number: str | None = None, **params):
@@ -243,7 +244,7 @@ class Animation(Interactive):
         suffix = check_suffix(path, ANIMATION_FORMATS)
         if suffix == ".gif":
             if step is not None:
-                raise ValueError(f"save: a .gif holds every step; step={step!r} is for a still (.svg, .pdf, .png)")
+                raise ArgumentError(f"save: a .gif holds every step; step={step!r} is for a still (.svg, .pdf, .png)")
             frames, caption = self.print_frames(**params)
             return save_gif(frames, path, caption=caption, number=_number, frame_ms=self.frame_ms)
         return save_matplotlib(self.to_matplotlib(step=step, _number=_number, **params), path)

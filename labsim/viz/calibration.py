@@ -1,5 +1,6 @@
 """The accuracy appendix's GPU figure: each measurement divided by labsim's prediction, on one log axis."""
 from __future__ import annotations
+from ..support.errors import ArgumentError
 
 import math
 from typing import Sequence
@@ -19,7 +20,7 @@ def ratio_figure(rows: Sequence, *, title: str | None = None):
 
     measured = [r for r in rows if r.ratio is not None]
     if not measured:
-        raise ValueError("ratio_figure: no row has a measurement; show the table of predictions instead")
+        raise ArgumentError("ratio_figure: no row has a measurement; show the table of predictions instead")
     labels = [f"{r.group}: {r.experiment}" for r in measured]
     ratios = [r.ratio for r in measured]
     agree = [1 / AGREE <= q <= AGREE for q in ratios]

@@ -14,6 +14,7 @@ has the three faces: live in JupyterLab, static on the website, print via :func:
 - :func:`message` — a figure that only says why there is nothing to draw.
 """
 from __future__ import annotations
+from ..support.errors import ArgumentError
 
 import math
 import numbers
@@ -61,19 +62,19 @@ class Rule:
 
 def _seq(fn: str, name: str, v) -> tuple:
     if v is None or isinstance(v, (str, bytes)):
-        raise ValueError(f"{fn}: {name} must be a sequence of values, got {v!r}")
+        raise ArgumentError(f"{fn}: {name} must be a sequence of values, got {v!r}")
     try:
         return tuple(v.tolist() if hasattr(v, "tolist") else v)
     except TypeError:
-        raise ValueError(f"{fn}: {name} must be a sequence of values, got {v!r}") from None
+        raise ArgumentError(f"{fn}: {name} must be a sequence of values, got {v!r}") from None
 
 
 def _pair(fn: str, x, y) -> tuple[tuple, tuple]:
     x, y = _seq(fn, "x", x), _seq(fn, "y", y)
     if len(x) != len(y):
-        raise ValueError(f"{fn}: x has {len(x)} values but y has {len(y)}; give one y per x")
+        raise ArgumentError(f"{fn}: x has {len(x)} values but y has {len(y)}; give one y per x")
     if not x:
-        raise ValueError(f"{fn}: x and y are empty; there is nothing to draw")
+        raise ArgumentError(f"{fn}: x and y are empty; there is nothing to draw")
     return x, y
 
 
@@ -99,7 +100,7 @@ def bars(x, y, name: str | None = None, *, color: str | None = None, text=None, 
     if text is not None:
         text = _seq("bars", "text", text)
         if len(text) != len(x):
-            raise ValueError(f"bars: {len(text)} texts for {len(x)} bars; give one text per bar")
+            raise ArgumentError(f"bars: {len(text)} texts for {len(x)} bars; give one text per bar")
     return Series("bars", x, y, name=name, color=color, text=text, text_outside=text_outside, outline=outline,
                   horizontal=horizontal)
 
@@ -107,9 +108,9 @@ def bars(x, y, name: str | None = None, *, color: str | None = None, text=None, 
 def rule(axis: str, value: float, label: str | None = None, *, color: str = NEUTRAL[0], dash: str = "dot") -> Rule:
     """A reference line: ``rule("y", 1.0, "one copy")`` is horizontal at y = 1, labelled at the right."""
     if axis not in ("x", "y"):
-        raise ValueError(f"rule: axis must be 'x' or 'y', got {axis!r}")
+        raise ArgumentError(f"rule: axis must be 'x' or 'y', got {axis!r}")
     if not isinstance(value, numbers.Real) or isinstance(value, bool) or not math.isfinite(value):
-        raise ValueError(f"rule: value must be a finite number, got {value!r}")
+        raise ArgumentError(f"rule: value must be a finite number, got {value!r}")
     return Rule(axis, float(value), label, color, dash)
 
 
@@ -139,10 +140,10 @@ def _range(fn: str, name: str, r, log: bool):
     if r is None:
         return None
     if len(r) != 2 or not all(isinstance(v, numbers.Real) and math.isfinite(v) for v in r):
-        raise ValueError(f"{fn}: {name} must be two finite numbers (low, high), got {r!r}")
+        raise ArgumentError(f"{fn}: {name} must be two finite numbers (low, high), got {r!r}")
     if log:
         if min(r) <= 0:
-            raise ValueError(f"{fn}: {name} {r!r} is on a log axis and must be > 0")
+            raise ArgumentError(f"{fn}: {name} {r!r} is on a log axis and must be > 0")
         return [math.log10(v) for v in r]
     return list(r)
 
@@ -190,9 +191,9 @@ def chart(series: Sequence[Series], *, title: str | None = None, xtitle: str | N
 
     series = list(series)
     if not series or not all(isinstance(s, Series) for s in series):
-        raise ValueError("chart: series must be a non-empty list of viz.line / viz.points / viz.bars series")
+        raise ArgumentError("chart: series must be a non-empty list of viz.line / viz.points / viz.bars series")
     if barmode not in (None, "stack", "group"):
-        raise ValueError(f"chart: barmode must be None, 'stack' or 'group', got {barmode!r}")
+        raise ArgumentError(f"chart: barmode must be None, 'stack' or 'group', got {barmode!r}")
     fig = go.Figure([_trace(s) for s in series])
     _room_for_outside_text(fig, series, barmode, xlog if any(s.horizontal for s in series) else ylog)
     if barmode:
@@ -207,7 +208,7 @@ def chart(series: Sequence[Series], *, title: str | None = None, xtitle: str | N
         fig.update_yaxes(autorange="reversed")
     for r in rules:
         if not isinstance(r, Rule):
-            raise ValueError(f"chart: rules must be viz.rule(...) lines, got {r!r}")
+            raise ArgumentError(f"chart: rules must be viz.rule(...) lines, got {r!r}")
         if r.axis == "y":
             fig.add_hline(y=r.value, line=dict(color=r.color, dash=r.dash))
         else:
@@ -226,17 +227,17 @@ def share_bars(rows: Mapping[str, Mapping[str, float]], colors: Mapping[str, str
     (a stacked bar on a log axis would hide the short parts). ``colors`` gives each part (in order) its
     colour; a share of at least ``min_label`` is written inside its segment."""
     if not rows:
-        raise ValueError("share_bars: rows is empty; give one {part: value} mapping per bar")
+        raise ArgumentError("share_bars: rows is empty; give one {part: value} mapping per bar")
     if not colors:
-        raise ValueError("share_bars: colors is empty; give each part a colour")
+        raise ArgumentError("share_bars: colors is empty; give each part a colour")
     totals = {}
     for label, parts in rows.items():
         missing = [p for p in colors if p not in parts]
         if missing:
-            raise ValueError(f"share_bars: row {label!r} has no value for {missing}")
+            raise ArgumentError(f"share_bars: row {label!r} has no value for {missing}")
         vals = [parts[p] for p in colors]
         if not all(isinstance(v, numbers.Real) and math.isfinite(v) and v >= 0 for v in vals) or sum(vals) <= 0:
-            raise ValueError(f"share_bars: row {label!r} needs finite values >= 0 with a positive total, got {vals}")
+            raise ArgumentError(f"share_bars: row {label!r} needs finite values >= 0 with a positive total, got {vals}")
         totals[label] = sum(vals)
     labels = list(rows)
     series = []
@@ -256,7 +257,7 @@ def ratio_bars(labels: Sequence[str], ratios: Sequence[float], *, text=None, col
     reaches the line means no change (or agreement)."""
     labels, ratios = list(labels), list(ratios)
     if colors is not None and not isinstance(colors, str) and len(colors) != len(labels):
-        raise ValueError(f"ratio_bars: {len(colors)} colors for {len(labels)} labels; give one per label")
+        raise ArgumentError(f"ratio_bars: {len(colors)} colors for {len(labels)} labels; give one per label")
     s = bars(labels, ratios, color=list(colors) if colors is not None and not isinstance(colors, str)
              else (colors or NEUTRAL[1]), text=text, horizontal=True)
     fig = chart([s], xtitle=xtitle, rules=[rule("x", 1.0)], title=title, height=height)
@@ -270,7 +271,7 @@ def closed_form_vs_machine(closed: Mapping[str, tuple], machine: Mapping[str, tu
     """A closed form as lines (black and greys, dashed apart) and what a machine measured as dots in the
     "match" colour: ``closed`` and ``machine`` map a legend name to ``(x, y)``."""
     if not closed or not machine:
-        raise ValueError("closed_form_vs_machine: give at least one closed-form curve and one machine series")
+        raise ArgumentError("closed_form_vs_machine: give at least one closed-form curve and one machine series")
     dashes = ("solid", "dot", "dash", "dashdot")
     series = [line(x, y, name, color=NEUTRAL[min(i, len(NEUTRAL) - 1)], dash=dashes[i % len(dashes)])
               for i, (name, (x, y)) in enumerate(closed.items())]
@@ -291,10 +292,10 @@ def slot_grids(grids: Mapping[str, object], states: Sequence[tuple[str, str]], *
     from plotly.subplots import make_subplots
 
     if not grids:
-        raise ValueError("slot_grids: grids is empty")
+        raise ArgumentError("slot_grids: grids is empty")
     n = len(states)
     if n < 1 or any(role not in ROLE for _, role in states):
-        raise ValueError(f"slot_grids: states must be (name, role) pairs with roles from viz.ROLE, got {states!r}")
+        raise ArgumentError(f"slot_grids: states must be (name, role) pairs with roles from viz.ROLE, got {states!r}")
     scale = []
     for i, (_, role) in enumerate(states):
         scale += [[i / n, ROLE[role]], [(i + 1) / n, ROLE[role]]]
@@ -305,7 +306,7 @@ def slot_grids(grids: Mapping[str, object], states: Sequence[tuple[str, str]], *
     for i, (name, z) in enumerate(grids.items()):
         z = np.asarray(z)
         if z.ndim != 2 or z.size == 0 or z.min() < 0 or z.max() >= n:
-            raise ValueError(f"slot_grids: grid {name!r} must be a 2-D array of states 0..{n - 1}")
+            raise ArgumentError(f"slot_grids: grid {name!r} must be a 2-D array of states 0..{n - 1}")
         fig.add_trace(go.Heatmap(z=z, zmin=-0.5, zmax=n - 0.5, showscale=False, xgap=0, ygap=1, colorscale=scale,
                                  hovertemplate="slot %{x}, row %{y}<extra></extra>"), row=1, col=i + 1)
     for name, role in states:
@@ -324,7 +325,7 @@ def message(text: str, *, height: int = 260):
     import plotly.graph_objects as go
 
     if not isinstance(text, str) or not text:
-        raise ValueError(f"message: text must be a non-empty string, got {text!r}")
+        raise ArgumentError(f"message: text must be a non-empty string, got {text!r}")
     fig = go.Figure()
     fig.add_annotation(text=text, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper", font=dict(size=15))
     fig.update_xaxes(visible=False)
@@ -341,13 +342,13 @@ def status_grid(cells: Sequence[Sequence[str]], rows: Sequence[str], columns: Se
 
     rows, columns = list(rows), list(columns)
     if not states or any(role not in ROLE for role, _ in states.values()):
-        raise ValueError(f"status_grid: states must map a name to (role, mark) with roles from viz.ROLE, got {states!r}")
+        raise ArgumentError(f"status_grid: states must map a name to (role, mark) with roles from viz.ROLE, got {states!r}")
     if len(cells) != len(rows) or any(len(r) != len(columns) for r in cells):
-        raise ValueError(f"status_grid: cells must have {len(rows)} rows of {len(columns)} states (one per row and column)")
+        raise ArgumentError(f"status_grid: cells must have {len(rows)} rows of {len(columns)} states (one per row and column)")
     names = list(states)
     bad = {c for r in cells for c in r if c not in states}
     if bad:
-        raise ValueError(f"status_grid: cells hold states {sorted(bad)} that are not in states {names}")
+        raise ArgumentError(f"status_grid: cells hold states {sorted(bad)} that are not in states {names}")
     n = len(names)
     scale = []
     for i, name in enumerate(names):

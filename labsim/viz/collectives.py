@@ -10,6 +10,7 @@ orange arrows with a large head at the receiver ("memory": bytes moving), and th
 one wear a thick dark frame; the other ring links are light grey ("idle").
 """
 from __future__ import annotations
+from ..support.errors import ArgumentError
 
 import math
 
@@ -50,9 +51,9 @@ def ring_steps(op: str, n: int) -> list[str]:
 def ring_frames(n: int = 4, op: str = "all_reduce") -> list:
     """One figure per step of a ring ``op`` on ``n`` devices (the first shows the start)."""
     if n < 2:
-        raise ValueError(f"a ring drawing needs at least 2 devices, got {n}")
+        raise ArgumentError(f"a ring drawing needs at least 2 devices, got {n}")
     if op not in ("all_reduce", "reduce_scatter"):
-        raise ValueError(f"ring_frames draws 'all_reduce' or 'reduce_scatter', got {op!r}")
+        raise ArgumentError(f"ring_frames draws 'all_reduce' or 'reduce_scatter', got {op!r}")
     pos = [(math.cos(math.pi / 2 - 2 * math.pi * i / n), math.sin(math.pi / 2 - 2 * math.pi * i / n))
            for i in range(n)]
     w = 0.16 if n <= 4 else 0.11
@@ -164,7 +165,7 @@ def topology_curves(chip: str, op: str, nbytes: float, latency: float = 0.0) -> 
         torus = [col.time(op, nbytes, None, link, "torus", mesh=V5E_SLICES[n], latency=latency) for n in DEVICES]
         return {"slice as built: mesh, wraparound only on axes of 16": (list(DEVICES), built, True),
                 "torus on every axis (only 16 × 16 has it)": (list(DEVICES), torus, False)}
-    raise ValueError(f"topology_curves draws 'H100 SXM' or 'TPU v5e', got chip={chip!r}")
+    raise ArgumentError(f"topology_curves draws 'H100 SXM' or 'TPU v5e', got chip={chip!r}")
 
 
 _CURVE_STYLE = [("memory", "solid", "circle", 10), ("match", "dash", "diamond-open", 12),

@@ -21,6 +21,7 @@ face sets them in two HTML widgets under the figure (``caption_widget``; ``alt_w
 sight, for screen readers) each time a control moves.
 """
 from __future__ import annotations
+from ..support.errors import ArgumentError, ArgumentTypeError
 
 import copy
 import html
@@ -120,10 +121,10 @@ class Figure:
 
     def __init__(self, fig, alt: str, caption: str | None = None, name: str | None = None) -> None:
         if not alt:
-            raise ValueError("every figure needs alt text (what a reader who cannot see it should know)")
+            raise ArgumentError("every figure needs alt text (what a reader who cannot see it should know)")
         problem = figure_problem(fig)
         if problem:
-            raise (TypeError if problem.startswith("expected") else ValueError)(f"show: {problem}")
+            raise (ArgumentTypeError if problem.startswith("expected") else ArgumentError)(f"show: {problem}")
         self.fig = fig
         self.alt = alt
         self.name = name
@@ -211,20 +212,20 @@ class Interactive:
                  shared_axes: bool = True, caption=None, name: str | None = None,
                  kinds: Mapping[str, str] | None = None):
         if not controls:
-            raise ValueError("interactive() needs at least one control")
+            raise ArgumentError("interactive() needs at least one control")
         self.make_fig = make_fig
         self.controls_spec = {k: list(v) for k, v in controls.items()}
         for k, vals in self.controls_spec.items():
             if not vals:
-                raise ValueError(f"control {k!r} has no values")
+                raise ArgumentError(f"control {k!r} has no values")
             bad = [v for v in vals if _is_nan(v) or (isinstance(v, float) and math.isinf(v))]
             if bad:
-                raise ValueError(f"control {k!r} has the value {bad[0]!r}; a control's values must be finite")
+                raise ArgumentError(f"control {k!r} has the value {bad[0]!r}; a control's values must be finite")
             if len(set(map(repr, vals))) < len(vals):
-                raise ValueError(f"control {k!r} repeats a value: {vals}")
+                raise ArgumentError(f"control {k!r} repeats a value: {vals}")
         for k in kinds or {}:
             if k not in self.controls_spec:
-                raise ValueError(f"kind for unknown control {k!r}; controls are {list(self.controls_spec)}")
+                raise ArgumentError(f"kind for unknown control {k!r}; controls are {list(self.controls_spec)}")
         self.kinds = {k: control_kind(v, (kinds or {}).get(k)) for k, v in self.controls_spec.items()}
         self.labels = {k: (labels or {}).get(k, k) for k in self.controls_spec}
         self.formats = dict(formats or {})
@@ -235,9 +236,9 @@ class Interactive:
         defaults = dict(defaults or {})
         for k, v in defaults.items():
             if k not in self.controls_spec:
-                raise ValueError(f"default for unknown control {k!r}; controls are {list(self.controls_spec)}")
+                raise ArgumentError(f"default for unknown control {k!r}; controls are {list(self.controls_spec)}")
             if v not in self.controls_spec[k]:
-                raise ValueError(f"default {k}={v!r} is not one of its values {self.controls_spec[k]}")
+                raise ArgumentError(f"default {k}={v!r} is not one of its values {self.controls_spec[k]}")
         self.params = {k: defaults.get(k, vals[len(vals) // 2]) for k, vals in self.controls_spec.items()}
         self.figure = self._checked(self.make_fig(**self.params), self.params)
         self.caption = _caption(self.caption_spec, self.figure, self.params)
@@ -251,7 +252,7 @@ class Interactive:
         """``fig`` if it can be drawn; else a ValueError naming the control values that made it."""
         problem = figure_problem(fig)
         if problem:
-            raise ValueError(f"interactive: make_fig({', '.join(f'{k}={v!r}' for k, v in params.items())}) "
+            raise ArgumentError(f"interactive: make_fig({', '.join(f'{k}={v!r}' for k, v in params.items())}) "
                              f"gave no figure to draw: {problem}")
         return fig
 
@@ -344,7 +345,7 @@ class Interactive:
         grids = [range(len(self.controls_spec[k])) for k in keys]
         n = math.prod(len(g) for g in grids)
         if n > MAX_STATIC_FRAMES:
-            raise ValueError(f"interactive figure has {n} combinations of control values; the website embeds "
+            raise ArgumentError(f"interactive figure has {n} combinations of control values; the website embeds "
                              f"at most {MAX_STATIC_FRAMES} (use fewer values per control)")
         for combo in itertools.product(*grids):
             yield "_".join(map(str, combo)), {k: self.controls_spec[k][i] for k, i in zip(keys, combo)}
@@ -383,9 +384,9 @@ class Interactive:
         for k, v in params.items():
             if k not in self.controls_spec or k == "_" and getattr(self, "_no_controls", False):
                 names = [] if getattr(self, "_no_controls", False) else list(self.controls_spec)
-                raise ValueError(f"save: {k}={v!r}: the figure has no control {k!r}; its controls are {names}")
+                raise ArgumentError(f"save: {k}={v!r}: the figure has no control {k!r}; its controls are {names}")
             if not any(v == x and type(v) is type(x) or repr(v) == repr(x) for x in self.controls_spec[k]):
-                raise ValueError(f"save: {k}={v!r} is not one of the values of control {k!r}: "
+                raise ArgumentError(f"save: {k}={v!r} is not one of the values of control {k!r}: "
                                  f"{self.controls_spec[k]}")
         return {**self.params, **params}
 

@@ -13,6 +13,7 @@ is typed here. Colours come from :data:`labsim.viz.palette.ROLE`, one meaning ea
   wave marked. ``wave_counts`` is re-exported from :mod:`labsim.machines.simt.waves`.
 """
 from __future__ import annotations
+from ..support.errors import ArgumentError
 
 import math
 from typing import Any
@@ -29,7 +30,7 @@ _FONT = 11  # px: the size of labels inside boxes, chosen to fit a 390 px wide p
 def _gpu(chip: str | Chip) -> Chip:
     c = get_chip(chip)
     if c.sm is None:
-        raise ValueError(f"{c.name} has no SM limits in its preset (chip.sm is None): only NVIDIA GPU presets "
+        raise ArgumentError(f"{c.name} has no SM limits in its preset (chip.sm is None): only NVIDIA GPU presets "
                          f"describe SMs; this chip is a {c.kind.value}")
     return c
 
@@ -310,14 +311,14 @@ def waves_figure(chip, blocks: int | None = None, blocks_per_sm: int | None = No
 
     if isinstance(chip, Waves):
         if blocks is not None or blocks_per_sm is not None:
-            raise ValueError("waves_figure: give a placement (Waves) alone, or chip, blocks and blocks_per_sm")
+            raise ArgumentError("waves_figure: give a placement (Waves) alone, or chip, blocks and blocks_per_sm")
         placed = chip
     else:
         c = _gpu(chip)
         if "compute_units" not in c.sources:
-            raise ValueError(f"{c.name}: the preset has no sourced SM count, so its waves cannot be drawn")
+            raise ArgumentError(f"{c.name}: the preset has no sourced SM count, so its waves cannot be drawn")
         if blocks is None or blocks_per_sm is None:
-            raise ValueError("waves_figure: with a chip, give blocks and blocks_per_sm too")
+            raise ArgumentError("waves_figure: with a chip, give blocks and blocks_per_sm too")
         placed = place_blocks(blocks, c, blocks_per_sm)
     sms, blocks, blocks_per_sm = placed.sms, placed.blocks, placed.blocks_per_sm
     slots = placed.slots
@@ -356,7 +357,7 @@ def coalescing_figure(addresses, itemsize: int, counted, *, title: str | None = 
 
     a = np.asarray(addresses, dtype=np.int64).ravel()
     if a.size == 0 or a.size > 32:
-        raise ValueError(f"coalescing_figure: a warp has 1 to 32 lanes, got {a.size} addresses")
+        raise ArgumentError(f"coalescing_figure: a warp has 1 to 32 lanes, got {a.size} addresses")
     sectors_n = counted["sectors"] if isinstance(counted, dict) else counted.sectors
     lines_n = counted["lines"] if isinstance(counted, dict) else counted.lines
     first, last = int(a.min() // LINE * LINE), int(-(-(a.max() + itemsize) // LINE) * LINE)

@@ -5,6 +5,7 @@ Moved out of :mod:`labsim.viz.gpu` (which re-exports every name here); everythin
 ``KernelRun``'s trace (``ls.simt.run_ir(..., trace=True)``). Colours come from :data:`labsim.viz.palette.ROLE`.
 """
 from __future__ import annotations
+from ..support.errors import ArgumentError
 
 from ..support.text import plural
 from .palette import ROLE, TINT
@@ -38,7 +39,7 @@ def _trace_columns(trace) -> "np.ndarray":
 
     ids = np.unique(trace.issue_warp)
     if len(ids) != trace.n_warps:
-        raise ValueError("schedule_frames: some traced warp never issued, so the trace's columns cannot be "
+        raise ArgumentError("schedule_frames: some traced warp never issued, so the trace's columns cannot be "
                          "matched to warp ids; trace every warp (run_ir(..., trace=True))")
     return ids
 
@@ -52,12 +53,12 @@ def schedule_grid(run, *, sm: int | None = None, scheduler: int = 0):
 
     tr = run.trace
     if tr is None:
-        raise ValueError("schedule_grid: the run has no trace (run_ir(..., trace=False)); run it with a trace")
+        raise ArgumentError("schedule_grid: the run has no trace (run_ir(..., trace=False)); run it with a trace")
     sm = tr.sms[0] if sm is None else sm
     ids = _trace_columns(tr)
     cols = np.flatnonzero((tr.warp_sm == sm) & (tr.warp_scheduler == scheduler))
     if not len(cols):
-        raise ValueError(f"schedule_grid: no warp ran on scheduler {scheduler} of SM {sm}")
+        raise ArgumentError(f"schedule_grid: no warp ran on scheduler {scheduler} of SM {sm}")
     st = tr.state[:, cols].T  # [warp, cycle]
     grid = np.full((len(cols) + 1, tr.cycles), _BLANK, np.int8)
     grid[:-1][st == Stall.NOT_SELECTED] = _READY
@@ -82,7 +83,7 @@ def schedule_steps(cycles: int, steps: int) -> list[int]:
     """The cycle each frame of :func:`schedule_frames` plays up to: ``steps`` cuts spread evenly over the run
     (fewer if the run is shorter), the last at ``cycles``."""
     if cycles < 1 or steps < 1:
-        raise ValueError(f"schedule_steps: cycles and steps must be at least 1, got {cycles} and {steps}")
+        raise ArgumentError(f"schedule_steps: cycles and steps must be at least 1, got {cycles} and {steps}")
     steps = min(steps, cycles)
     return [max(1, round(k * cycles / steps)) for k in range(1, steps + 1)]
 
@@ -147,10 +148,10 @@ def divergence_grid(run, *, warp: int = 0):
 
     tr = run.trace
     if tr is None:
-        raise ValueError("divergence_grid: the run has no trace (run_ir(..., trace=False)); run it with a trace")
+        raise ArgumentError("divergence_grid: the run has no trace (run_ir(..., trace=False)); run it with a trace")
     sel = np.flatnonzero(tr.issue_warp == warp)
     if not len(sel):
-        raise ValueError(f"divergence_grid: warp {warp} issued nothing in this trace")
+        raise ArgumentError(f"divergence_grid: warp {warp} issued nothing in this trace")
     masks = tr.issue_mask[sel].astype(np.uint64)
     lanes = ((masks[:, None] >> np.arange(32, dtype=np.uint64)) & np.uint64(1)).astype(np.int8)
     pcs = tr.issue_pc[sel]
@@ -206,7 +207,7 @@ def divergence_frames(run, *, warp: int = 0, paths: dict | None = None, conditio
     if condition is not None:
         cond = np.asarray(condition, bool).ravel()
         if cond.size != 32:
-            raise ValueError(f"divergence_frames: condition needs one value per lane (32), got {cond.size}")
+            raise ArgumentError(f"divergence_frames: condition needs one value per lane (32), got {cond.size}")
         head = np.where(cond, 3, 0).astype(np.int8)
         labels = [condition_label] + labels
         top = 1

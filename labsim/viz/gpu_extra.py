@@ -9,6 +9,7 @@ a widget's caption can follow its controls.
   and stream-K (:mod:`labsim.machines.splitk`): the time of each, split into its terms.
 """
 from __future__ import annotations
+from ..support.errors import ArgumentError
 
 from ..support.text import plural
 from .palette import NEUTRAL, ROLE
@@ -59,7 +60,7 @@ def inflight_figure(chip="H100 SXM", bytes_per_thread: int = 4, *, height: int =
 
     f = _inflight(chip)
     if not isinstance(bytes_per_thread, int) or isinstance(bytes_per_thread, bool) or bytes_per_thread < 1:
-        raise ValueError(f"inflight_figure: bytes_per_thread must be a positive integer, got {bytes_per_thread!r}")
+        raise ArgumentError(f"inflight_figure: bytes_per_thread must be a positive integer, got {bytes_per_thread!r}")
     knee = f.sm_bytes
     top = max(2.2 * knee, 1.1 * max(OCCUPANCY_THREADS) * bytes_per_thread)
     xs = [0.0, knee, top]

@@ -1,5 +1,6 @@
 """Graphs drawn with Graphviz: ops coloured by kind, kernels as labelled boxes around their ops."""
 from __future__ import annotations
+from ..support.errors import ArgumentTypeError
 
 import html
 import re
@@ -105,7 +106,7 @@ def draw_graph(obj, *, title: str | None = None, rankdir: str = "TB", kernels: b
     Needs Graphviz's ``dot`` program (``make book`` installs it).
     """
     if not isinstance(obj, Graph) and not (isinstance(getattr(obj, "graph", None), Graph) and hasattr(obj, "kernels")):
-        raise TypeError(f"draw_graph: expected a Graph (from ls.trace) or a Program (from ls.compile), "
+        raise ArgumentTypeError(f"draw_graph: expected a Graph (from ls.trace) or a Program (from ls.compile), "
                         f"got {type(obj).__name__} {obj!r:.40}")
     import graphviz
 

@@ -1,6 +1,7 @@
 """Figures for the host/device chapter: timelines with measured spans, timelines step by step, and the
 programs of a block kernel (``ls.blocks``) over their lanes."""
 from __future__ import annotations
+from ..support.errors import ArgumentError
 
 import textwrap
 from typing import Sequence
@@ -38,7 +39,7 @@ def timeline_spans(trace: Trace, spans: Sequence[tuple[str, float, float]], *, t
     fig.update_yaxes(domain=[0, max(0.2, 1 - (row * n + 6) / plot_px)])
     for i, (label, t0, t1) in enumerate(spans):
         if not t1 >= t0:
-            raise ValueError(f"timeline_spans: span {label!r} ends ({t1}) before it starts ({t0})")
+            raise ArgumentError(f"timeline_spans: span {label!r} ends ({t1}) before it starts ({t0})")
         y = -(row * i + 22)  # pixels below the top of the plot area
         x0, x1 = t0 * scale, t1 * scale
         for xa, xb, ya, yb in ((x0, x1, y, y), (x0, x0, y - 5, y + 5), (x1, x1, y - 5, y + 5)):
@@ -60,13 +61,13 @@ def timeline_steps(trace: Trace, times: Sequence[float], *, titles: Sequence[str
     import plotly.graph_objects as go
 
     if not times:
-        raise ValueError("timeline_steps: give at least one time")
+        raise ArgumentError("timeline_steps: give at least one time")
     if titles is not None and len(titles) != len(times):
-        raise ValueError(f"timeline_steps: {len(titles)} titles for {len(times)} times; give one per time")
+        raise ArgumentError(f"timeline_steps: {len(titles)} titles for {len(times)} times; give one per time")
     if notes is not None and len(notes) != len(times):
-        raise ValueError(f"timeline_steps: {len(notes)} notes for {len(times)} times; give one per time")
+        raise ArgumentError(f"timeline_steps: {len(notes)} notes for {len(times)} times; give one per time")
     if upto is not None and len(upto) != len(times):
-        raise ValueError(f"timeline_steps: {len(upto)} counts in upto for {len(times)} times; give one per time")
+        raise ArgumentError(f"timeline_steps: {len(upto)} counts in upto for {len(times)} times; give one per time")
     end = max_time if max_time is not None else trace.end
     base_fig = timeline(trace, max_time=end, height=height)
     scale, _ = _scale(trace, end)
@@ -108,7 +109,7 @@ def programs(run, *, title: str | None = None, max_programs: int = 32):
 
     recs = list(run.programs)[:max_programs]
     if not recs:
-        raise ValueError("programs: the launch ran no program")
+        raise ArgumentError("programs: the launch ran no program")
     lanes = max(r.lanes for r in recs) or 1
     block = run.constants.get("BLOCK_SIZE", lanes)
     z = [[1 if j < r.active else 0 for j in range(lanes)] for r in recs]

@@ -23,6 +23,7 @@ several sizes) are drawn in black and greys and told apart by dashes (:data:`SEQ
 meaning. Such a figure says in its legend or labels what each line is.
 """
 from __future__ import annotations
+from ..support.errors import ArgumentError
 
 from types import MappingProxyType
 
@@ -64,7 +65,7 @@ DASHES = ["solid", "solid", "solid", "dash", "dash", "dash", "dot", "dot", "dot"
 def series_style(i: int) -> dict:
     """Line style (Plotly ``line=``) of the i-th series that has no palette meaning: a grey and a dash."""
     if not isinstance(i, int) or isinstance(i, bool) or i < 0:
-        raise ValueError(f"series_style: i must be a series index 0, 1, 2, ..., got {i!r}")
+        raise ArgumentError(f"series_style: i must be a series index 0, 1, 2, ..., got {i!r}")
     return dict(color=SEQUENCE[i % len(SEQUENCE)], dash=DASHES[i % len(DASHES)])
 
 #: op kinds (graph nodes) and event kinds (timelines) -> colour, each through its role

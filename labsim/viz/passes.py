@@ -8,6 +8,7 @@ slider in JupyterLab, one precomputed step per pass on the website. Every drawin
 figure is built, so moving the slider only switches between finished figures.
 """
 from __future__ import annotations
+from ..support.errors import ArgumentError
 
 import base64
 import copy
@@ -25,7 +26,7 @@ def before_after(prog, pass_name: str):
     itself, with its kernels, when the pass is the last one, ``fuse``)."""
     names = [name for name, _ in prog.stages]
     if pass_name not in names[1:]:
-        raise ValueError(f"pass_slider: the program did not run pass {pass_name!r}; its stages are {names}")
+        raise ArgumentError(f"pass_slider: the program did not run pass {pass_name!r}; its stages are {names}")
     i = names.index(pass_name)
     after = prog if i == len(names) - 1 and prog.plan is not None else prog.stages[i][1]
     return prog.stages[i - 1][1], after
@@ -119,7 +120,7 @@ def pass_slider(examples: Mapping[str, object], *, captions: Mapping[str, str] |
     """One figure with a slider over passes. ``examples`` maps each pass name to a compiled program that
     ran it; ``captions`` says in a few words what each example computes."""
     if not examples:
-        raise ValueError("pass_slider needs at least one pass")
+        raise ArgumentError("pass_slider needs at least one pass")
     captions = dict(captions or {})
     figures = {name: pass_figure(prog, name, captions.get(name, "")) for name, prog in examples.items()}
     counts = {}

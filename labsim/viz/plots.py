@@ -1,5 +1,6 @@
 """Plotly figures drawn from labsim's results (traces, costs)."""
 from __future__ import annotations
+from ..support.errors import ArgumentError, ArgumentTypeError
 
 import math
 import numbers
@@ -17,7 +18,7 @@ def _finite(v) -> bool:
 def _positive(v, name: str, where: str) -> float:
     """A finite number > 0, or a ValueError naming ``name`` (a figure is never drawn from 0, -1 or NaN)."""
     if not _finite(v) or v <= 0:
-        raise ValueError(f"{where}: {name} must be a finite number > 0, got {v!r}")
+        raise ArgumentError(f"{where}: {name} must be a finite number > 0, got {v!r}")
     return float(v)
 
 
@@ -213,10 +214,10 @@ def _select_units(trace: Trace, units) -> tuple[UnitId, ...]:
     want = tuple(units)
     for u in want:
         if not isinstance(u, (UnitId, UnitKind)):
-            raise TypeError(f"timeline: units must be UnitIds or UnitKinds, got {type(u).__name__} {u!r:.40}")
+            raise ArgumentTypeError(f"timeline: units must be UnitIds or UnitKinds, got {type(u).__name__} {u!r:.40}")
     chosen = tuple(u for u in trace.units if u in want or u.kind in want)
     if not chosen:
-        raise ValueError(f"timeline: none of the trace's units is among units={want!r:.80}; it has "
+        raise ArgumentError(f"timeline: none of the trace's units is among units={want!r:.80}; it has "
                          f"{sorted({u.kind.value for u in trace.units})}")
     return chosen
 
@@ -237,11 +238,11 @@ def timeline(trace: Trace, *, title: str | None = None, height: int | None = Non
 
     if not isinstance(trace, Trace):
         hint = " (ls.simulate(prog, chip).trace is one)" if hasattr(trace, "kernels") or hasattr(trace, "trace") else ""
-        raise TypeError(f"timeline: trace must be a Trace, got {type(trace).__name__}{hint}")
+        raise ArgumentTypeError(f"timeline: trace must be a Trace, got {type(trace).__name__}{hint}")
     if max_time is not None:
         max_time = _positive(max_time, "max_time", "timeline")
     if not trace.events:
-        raise ValueError("timeline: the trace has no events, so there is nothing to draw")
+        raise ArgumentError("timeline: the trace has no events, so there is nothing to draw")
     shown = _select_units(trace, units)
     keep = set(shown)
     events = [e for e in trace.events if e.unit in keep]
@@ -281,17 +282,17 @@ def bar_compare(labels: Sequence[str], values: Sequence[float], *, title: str | 
 
     labels, values = list(labels), list(values)
     if not labels:
-        raise ValueError("bar_compare: no bars to draw (labels and values are empty)")
+        raise ArgumentError("bar_compare: no bars to draw (labels and values are empty)")
     if len(labels) != len(values):
-        raise ValueError(f"bar_compare: {len(labels)} labels but {len(values)} values; give one value per label")
+        raise ArgumentError(f"bar_compare: {len(labels)} labels but {len(values)} values; give one value per label")
     for name, extra in (("text", text), ("colors", colors)):
         if extra is not None and not isinstance(extra, str) and len(extra) != len(labels):
-            raise ValueError(f"bar_compare: {len(extra)} {name} for {len(labels)} labels; give one per label")
+            raise ArgumentError(f"bar_compare: {len(extra)} {name} for {len(labels)} labels; give one per label")
     for lab, v in zip(labels, values):
         if not _finite(v):
-            raise ValueError(f"bar_compare: the value for {lab!r} is {v!r}, not a finite number")
+            raise ArgumentError(f"bar_compare: the value for {lab!r} is {v!r}, not a finite number")
         if log and v <= 0:
-            raise ValueError(f"bar_compare: the value for {lab!r} is {v!r}; a log axis needs values > 0")
+            raise ArgumentError(f"bar_compare: the value for {lab!r} is {v!r}; a log axis needs values > 0")
     fig = go.Figure(go.Bar(y=list(labels), x=list(values), orientation="h", text=list(text) if text else None,
                            textposition="auto", marker=dict(color=list(colors) if colors else NEUTRAL[1])))
     fig.update_xaxes(title=xlabel, type="log" if log else "linear")
@@ -308,9 +309,9 @@ def buffer_chart(plan, *, title: str | None = None, names: bool = True):
 
     if not isinstance(plan, BufferPlan):
         hint = " (a Program's is prog.buffers)" if hasattr(plan, "buffers") else ""
-        raise TypeError(f"buffer_chart: plan must be a BufferPlan, got {type(plan).__name__}{hint}")
+        raise ArgumentTypeError(f"buffer_chart: plan must be a BufferPlan, got {type(plan).__name__}{hint}")
     if not plan.buffers:
-        raise ValueError("buffer_chart: the plan has no buffers, so there is nothing to draw")
+        raise ArgumentError("buffer_chart: the plan has no buffers, so there is nothing to draw")
     colors = BUFFER_COLORS
     fig = go.Figure()
     scale, unit = (1e6, "MB") if plan.heap_bytes >= 1e6 else (1e3, "kB")
@@ -420,15 +421,15 @@ def roofline(chip, points=(), *, dtype: str = "bfloat16", unit=None, title: str 
     from ..hardware import get
 
     if not isinstance(xrange, (tuple, list)) or len(xrange) != 2:
-        raise ValueError(f"roofline: xrange must be (low, high) in FLOP/byte, got {xrange!r}")
+        raise ArgumentError(f"roofline: xrange must be (low, high) in FLOP/byte, got {xrange!r}")
     lo = _positive(xrange[0], "xrange low end", "roofline")
     hi = _positive(xrange[1], "xrange high end", "roofline")
     if lo >= hi:
-        raise ValueError(f"roofline: xrange must run from low to high, got {tuple(xrange)!r}")
+        raise ArgumentError(f"roofline: xrange must run from low to high, got {tuple(xrange)!r}")
     points = list(points)
     for p in points:
         if not isinstance(p, (tuple, list)) or len(p) != 3:
-            raise ValueError(f"roofline: each point is (label, intensity FLOP/B, FLOP/s or None), got {p!r:.60}")
+            raise ArgumentError(f"roofline: each point is (label, intensity FLOP/B, FLOP/s or None), got {p!r:.60}")
         _positive(p[1], f"the intensity of point {p[0]!r}", "roofline")
         if p[2] is not None:
             _positive(p[2], f"the FLOP/s of point {p[0]!r}", "roofline")

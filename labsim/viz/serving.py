@@ -4,6 +4,7 @@ Reads :class:`labsim.serving.BatchingResult` objects; draws nothing it does not 
 batching is drawn in the "mismatch" colour (vermillion), continuous batching in "match" (bluish green).
 """
 from __future__ import annotations
+from ..support.errors import ArgumentError
 
 import numpy as np
 import plotly.graph_objects as go
@@ -37,7 +38,7 @@ def batching_figure(results, *, title: str | None = None, height: int = 380, lat
     Built as one Figure with two x/y axis pairs (cheaper than ``make_subplots`` for a live widget).
     ``latency_max`` fixes the latency axis (seconds), so figures of several streams compare."""
     if not results:
-        raise ValueError("batching_figure: results is empty; pass {policy: BatchingResult}")
+        raise ArgumentError("batching_figure: results is empty; pass {policy: BatchingResult}")
     data = []
     for policy, r in results.items():
         line = dict(color=ROLE[POLICY_ROLE.get(policy, "compute")])

@@ -7,6 +7,7 @@ key, the caption under the figure (``payload["captions"]``) and the plot's ``ari
 script runs, so it is looked up at each draw.
 """
 from __future__ import annotations
+from ..support.errors import ArgumentError
 
 import html
 import json
@@ -72,7 +73,7 @@ def control_kind(values: Sequence[Any], kind: str | None = None) -> str:
     booleans), "select" (a dropdown) for many. ``kind`` overrides, e.g. "slider" for ordered names."""
     if kind is not None:
         if kind not in CONTROL_KINDS:
-            raise ValueError(f"control kind {kind!r} is not one of {CONTROL_KINDS}")
+            raise ArgumentError(f"control kind {kind!r} is not one of {CONTROL_KINDS}")
         return kind
     numeric = all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values)
     if numeric:

@@ -24,6 +24,7 @@ Keep it small (the page must stay under 1 MB): arrays up to about 8×8, products
 most ``max_steps`` frames (longer runs are sampled evenly; the step label names the real cycle).
 """
 from __future__ import annotations
+from ..support.errors import ArgumentError
 
 import copy
 import functools
@@ -92,7 +93,7 @@ def systolic_frames(A, B, *, rows: int, cols: int, dataflow="ws", max_steps: int
     B = np.asarray(B)
     r = result if result is not None else _sy.simulate(A, B, rows=rows, cols=cols, dataflow=df, trace=True)
     if r.trace is None:
-        raise ValueError(f"the run has no trace ({r.cycles:,} cycles on {rows}×{cols} PEs): animate a smaller "
+        raise ArgumentError(f"the run has no trace ({r.cycles:,} cycles on {rows}×{cols} PEs): animate a smaller "
                          f"product or array")
     tr = r.trace
     R, C = r.rows, r.cols
@@ -288,7 +289,7 @@ def systolic_animation(controls=None, *, alt=None, max_steps: int = 60, seed: in
     controls = dict(controls or {"dataflow": ["ws", "os", "is"]})
     unknown = set(controls) - set(base)
     if unknown:
-        raise ValueError(f"systolic_animation: unknown controls {sorted(unknown)}; use {sorted(base)}")
+        raise ArgumentError(f"systolic_animation: unknown controls {sorted(unknown)}; use {sorted(base)}")
 
     def params(p):
         q = {**base, **p}

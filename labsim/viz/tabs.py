@@ -11,6 +11,7 @@ content (text in a ``pre``, or the HTML of an object that has ``_repr_html_``). 
 panel but the chosen one.
 """
 from __future__ import annotations
+from ..support.errors import ArgumentError
 
 import html
 import json
@@ -73,12 +74,12 @@ class Tabs:
 
     def __init__(self, panels: Mapping[str, Any], initial: str | None = None) -> None:
         if not panels:
-            raise ValueError("tabs() needs at least one panel")
+            raise ArgumentError("tabs() needs at least one panel")
         self.panels = dict(panels)
         if any(not str(k).strip() for k in self.panels):
-            raise ValueError("every tab needs a label")
+            raise ArgumentError("every tab needs a label")
         if initial is not None and initial not in self.panels:
-            raise ValueError(f"initial tab {initial!r} is not one of {list(self.panels)}")
+            raise ArgumentError(f"initial tab {initial!r} is not one of {list(self.panels)}")
         self.initial = list(self.panels).index(initial) if initial is not None else 0
 
     def to_html(self) -> str:

@@ -3,6 +3,7 @@ static schedule, and the GPU tile explorer and tuner landscape. Each reads a mac
 it; none computes anything the machines do not.
 """
 from __future__ import annotations
+from ..support.errors import ArgumentError
 
 import math
 
@@ -198,7 +199,7 @@ def fold_utilization(sides, sizes, *, rows: int = 8192, title: str | None = None
 
     sides, sizes = list(sides), list(sizes)
     if not sides or not sizes:
-        raise ValueError("fold_utilization: give at least one array side (sides) and one weight size (sizes)")
+        raise ArgumentError("fold_utilization: give at least one array side (sides) and one weight size (sizes)")
     fig = go.Figure()
     for i, side in enumerate(sides):
         util = [_systolic.stats(rows, n, n, rows=side, cols=side, dataflow="ws").utilization for n in sizes]

@@ -5,6 +5,7 @@ block, cycle by cycle, from the per-cycle trace of ``ls.systolic`` that the run 
 change (array side, dataflow, matrix side) traces, compiles and runs again.
 """
 from __future__ import annotations
+from ..support.errors import ArgumentError, ArgumentTypeError
 
 import inspect
 import math
@@ -107,7 +108,7 @@ def run_frames(res: "_systolic.Result", *, max_steps: int = 48):
     import plotly.graph_objects as go
 
     if res.trace is None:
-        raise ValueError("run_frames: the systolic result has no per-cycle trace (simulate with trace=True, "
+        raise ArgumentError("run_frames: the systolic result has no per-cycle trace (simulate with trace=True, "
                          "or ls.tpu.run(..., record=True))")
     tr = res.trace
     df = tr.dataflow
@@ -210,7 +211,7 @@ def systolic_run(f, *example_args, array: int = 3, dataflow: str = "ws", matrix:
     if matrix is not None:
         small = [a.shape for a in args if min(a.shape, default=matrix) < matrix]
         if small:
-            raise ValueError(f"systolic_run: matrix={matrix} is larger than an example argument of shape "
+            raise ArgumentError(f"systolic_run: matrix={matrix} is larger than an example argument of shape "
                              f"{small[0]}; give examples at least as large as the largest matrix side")
         args = [_cut(a, matrix) for a in args]
     specs = [ShapeDtype(a.shape, "float32" if a.dtype.kind == "f" else str(a.dtype)) for a in args]
@@ -218,7 +219,7 @@ def systolic_run(f, *example_args, array: int = 3, dataflow: str = "ws", matrix:
     run = _tpu.run(prog, *args, chip=chip, array=(array, array), dataflow=dataflow, record=True)
     if not run.blocks:
         name = getattr(f, "__name__", "f")
-        raise ValueError(f"systolic_run: {name} has no matrix product (dot, matmul, @), so nothing runs on the "
+        raise ArgumentError(f"systolic_run: {name} has no matrix product (dot, matmul, @), so nothing runs on the "
                          "systolic array")
     return run
 
@@ -254,9 +255,9 @@ def systolic_animation(f=None, *example_args, sizes=(3, 4), dataflows=("ws", "os
     if f is None:
         f, example_args = _matmul, systolic_example(max(sizes), max(matrix))
     if not callable(f):
-        raise TypeError(f"systolic_animation: f must be a function (traced with ls.trace), got {type(f).__name__}")
+        raise ArgumentTypeError(f"systolic_animation: f must be a function (traced with ls.trace), got {type(f).__name__}")
     if not example_args:
-        raise TypeError("systolic_animation: give example arguments for f (arrays it is traced and run on)")
+        raise ArgumentTypeError("systolic_animation: give example arguments for f (arrays it is traced and run on)")
     for side in sizes:  # the styled empty figures, built now rather than on the reader's first click
         for n in matrix:
             _systolic_base_dict(side, side, n)

@@ -28,6 +28,7 @@ one instruction of the IR may stand for several hardware instructions of the sam
 ``mma`` for the warp's ``mma.sync`` instructions; ``div.rn.f32`` for the division sequence).
 """
 from __future__ import annotations
+from ...support.errors import ArgumentError, ArgumentTypeError
 
 import weakref
 
@@ -54,9 +55,9 @@ def kernel_ir(k: "Kernel", chip: Chip | str | None = None, *, select: str = "sel
     ``select="branch"`` to a data-dependent branch (each lane computes only its value; a warp whose
     lanes disagree runs both paths with masks)."""
     if not all(hasattr(k, a) for a in ("kind", "nodes", "inputs", "outputs", "param_names")):  # an ls.Kernel
-        raise TypeError(f"kernel_ir: kernel must be a Kernel (prog.kernels[i]), got {type(k).__name__}")
+        raise ArgumentTypeError(f"kernel_ir: kernel must be a Kernel (prog.kernels[i]), got {type(k).__name__}")
     if select not in ("select", "branch"):
-        raise ValueError(f"select must be 'select' or 'branch', got {select!r}")
+        raise ArgumentError(f"select must be 'select' or 'branch', got {select!r}")
     c = get_chip(chip) if chip is not None else None
     per = _CACHE.setdefault(k, {})
     key = (c.name if c is not None else None, select)

@@ -1,6 +1,7 @@
 """``lnp``'s arrays: the dtype names (``lnp.float32(3)``), the small checks every op shares, ``asarray``,
 ``astype``, dtype promotion (as ``jax.numpy``: a Python scalar is a weak literal) and ``broadcast_to``."""
 from __future__ import annotations
+from ...support.errors import ArgumentTypeError
 
 import numbers
 import operator
@@ -59,11 +60,11 @@ def _check(op: str, *xs) -> None:
 def _index(value, what: str, op: str) -> int:
     """An integer argument (an axis, a size, an exponent): ints only, never truncated."""
     if isinstance(value, (bool, _np.bool_)):
-        raise TypeError(f"{op}: {what} must be an integer, got the bool {value!r}")
+        raise ArgumentTypeError(f"{op}: {what} must be an integer, got the bool {value!r}")
     try:
         return operator.index(value)
     except TypeError:
-        raise TypeError(f"{op}: {what} must be an integer, got {type(value).__name__} {value!r:.40}") from None
+        raise ArgumentTypeError(f"{op}: {what} must be an integer, got {type(value).__name__} {value!r:.40}") from None
 
 
 def _norm_axis(axis: int, ndim: int, op: str) -> int:
@@ -92,7 +93,7 @@ def _sizes(shape, op: str) -> tuple[int, ...]:
     if isinstance(shape, (numbers.Integral, _np.integer)) and not isinstance(shape, bool):
         shape = (shape,)
     if not isinstance(shape, (tuple, list)):
-        raise TypeError(f"{op}: a shape must be an int or a tuple of ints, got {type(shape).__name__} {shape!r:.40}")
+        raise ArgumentTypeError(f"{op}: a shape must be an int or a tuple of ints, got {type(shape).__name__} {shape!r:.40}")
     out = tuple(_index(d, f"size {d!r} in shape {tuple(shape)}", op) for d in shape)
     return out
 

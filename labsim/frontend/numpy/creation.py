@@ -1,6 +1,7 @@
 """``lnp``'s array creation: ``zeros``, ``ones``, ``full``, ``zeros_like``, ``ones_like``, ``arange``, and the
 index arrays computed inside the graph: ``broadcasted_iota`` (``lax.broadcasted_iota``) and ``tri``."""
 from __future__ import annotations
+from ...support.errors import ArgumentError
 
 import numpy as _np
 
@@ -48,7 +49,7 @@ def ones_like(x, dtype=None):
 def arange(start, stop=None, step=1, dtype=None):
     """``jnp.arange``: a constant array. (XLA builds it from an ``iota`` op; labsim folds it at once.)"""
     if step == 0:
-        raise ValueError("arange: step must not be 0")
+        raise ArgumentError("arange: step must not be 0")
     arr = _np.arange(start, stop, step) if stop is not None else _np.arange(start)
     return asarray(arr, dtype)
 

@@ -1,6 +1,7 @@
 """``lnp``'s elementwise ops: binary ops broadcast and promote their operands, then bind one IR node;
 comparisons, ``where`` and the unary ops."""
 from __future__ import annotations
+from ...support.errors import ArgumentError, ArgumentTypeError
 
 import numbers
 
@@ -16,7 +17,7 @@ from .arrays import _check, _dtype, _promote, _shape, asarray, astype, broadcast
 def _binary(op: str, x, y, **params):
     _check(op, x, y)
     if op == Op.SUBTRACT and (_dtype(x) or weak_dtype(x)) == "bool" and (_dtype(y) or weak_dtype(y)) == "bool":
-        raise TypeError("subtract: booleans cannot be subtracted (NumPy refuses it too); use lnp.not_equal for "
+        raise ArgumentTypeError("subtract: booleans cannot be subtracted (NumPy refuses it too); use lnp.not_equal for "
                         "xor, or convert to an integer or float dtype first")
     x, y = _promote(op, x, y)
     sx, sy = _shape(x), _shape(y)
@@ -80,7 +81,7 @@ def power(x, y):
         _check("power", x)
         dx = _dtype(x) or weak_dtype(x)
         if int(y) < 0 and not is_float(dx):
-            raise ValueError(f"power: integers to negative integer powers are not allowed ({dx} ** {int(y)}), "
+            raise ArgumentError(f"power: integers to negative integer powers are not allowed ({dx} ** {int(y)}), "
                              "as in NumPy; convert to a float dtype first")
         if _dtype(x) is None:
             x = asarray(x)
@@ -128,7 +129,7 @@ def _unary(op: str, x):
 
 def negative(x):
     if (_dtype(x) or weak_dtype(x)) == "bool":
-        raise TypeError("negate: a boolean cannot be negated (NumPy refuses -bool too); use lnp.logical_not "
+        raise ArgumentTypeError("negate: a boolean cannot be negated (NumPy refuses -bool too); use lnp.logical_not "
                         "semantics via x == False, or convert to a number dtype first")
     return _unary("negate", x)
 def abs(x): return _unary("abs", x)  # noqa: A001 (mirrors jnp.abs)

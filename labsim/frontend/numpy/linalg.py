@@ -1,6 +1,7 @@
 """``lnp``'s contractions: ``dot``, ``matmul``, ``einsum``, ``outer``, each a ``dot_general`` node, and
 the ``precision=`` argument as ``jnp.dot`` has it."""
 from __future__ import annotations
+from ...support.errors import ArgumentError
 
 import builtins
 
@@ -35,13 +36,13 @@ def _precision(precision, op: str) -> str:
         return "default"
     if isinstance(precision, (tuple, list)):
         if len(precision) != 2:
-            raise ValueError(f"{op}: precision must be one value or a pair (lhs, rhs), got {precision!r}")
+            raise ArgumentError(f"{op}: precision must be one value or a pair (lhs, rhs), got {precision!r}")
         a, b = (_precision(p, op) for p in precision)
         return builtins.max(a, b, key=PRECISIONS.index)  # the more precise operand decides, as XLA does
     name = getattr(precision, "name", precision)  # jax.lax.Precision.HIGHEST -> "HIGHEST"
     if isinstance(name, str) and name.lower() in _PRECISION_ALIASES:
         return _PRECISION_ALIASES[name.lower()]
-    raise ValueError(f"{op}: unknown precision {precision!r}; use None, 'default', 'high' or 'highest' "
+    raise ArgumentError(f"{op}: unknown precision {precision!r}; use None, 'default', 'high' or 'highest' "
                      "(or jax.lax.Precision.DEFAULT / HIGH / HIGHEST)")
 
 
@@ -107,29 +108,29 @@ def einsum(subscripts: str, *operands, precision=None):
     ``precision`` as in :func:`dot`."""
     precision = _precision(precision, "einsum")
     if "..." in subscripts:
-        raise ValueError("einsum: '...' is not supported by labsim")
+        raise ArgumentError("einsum: '...' is not supported by labsim")
     if "->" not in subscripts:
-        raise ValueError("einsum: labsim needs an explicit output, e.g. 'bf,fd->bd'")
+        raise ArgumentError("einsum: labsim needs an explicit output, e.g. 'bf,fd->bd'")
     if not isinstance(subscripts, str) or subscripts.count("->") != 1:
-        raise ValueError(f"einsum: subscripts {subscripts!r} need exactly one '->' and one output, e.g. 'ij,jk->ik'")
+        raise ArgumentError(f"einsum: subscripts {subscripts!r} need exactly one '->' and one output, e.g. 'ij,jk->ik'")
     ins, out = subscripts.split("->")
     if "," in out:
-        raise ValueError(f"einsum: subscripts {subscripts!r} name more than one output; labsim computes one output")
+        raise ArgumentError(f"einsum: subscripts {subscripts!r} name more than one output; labsim computes one output")
     specs = ins.split(",")
     for part in (*specs, out):
         bad = next((ch for ch in part if not (ch.isascii() and ch.isalpha())), None)
         if bad is not None:
-            raise ValueError(f"einsum: subscripts {subscripts!r} hold {bad!r}; they may hold only letters (one per "
+            raise ArgumentError(f"einsum: subscripts {subscripts!r} hold {bad!r}; they may hold only letters (one per "
                              "axis), commas between operands and one '->'")
     if len(specs) != len(operands) or len(specs) not in (1, 2):
-        raise ValueError(f"einsum: {subscripts!r} names {len(specs)} operand(s) but {len(operands)} were given "
+        raise ArgumentError(f"einsum: {subscripts!r} names {len(specs)} operand(s) but {len(operands)} were given "
                          "(labsim supports one or two)")
     _check("einsum", *operands)
     for s, x in zip(specs, operands):
         if len(s) != len(_shape(x)):
             raise ShapeError(f"einsum: operand spec {s!r} has {len(s)} letters but the operand has shape {_shape(x)}")
         if len(set(s)) != len(s):
-            raise ValueError(f"einsum: repeated index in {s!r} (diagonals) is not supported")
+            raise ArgumentError(f"einsum: repeated index in {s!r} (diagonals) is not supported")
     sizes: dict[str, int] = {}
     for s, x in zip(specs, operands):
         for ch, d in zip(s, _shape(x)):
@@ -138,7 +139,7 @@ def einsum(subscripts: str, *operands, precision=None):
                                  f"({subscripts!r}, shapes {', '.join(str(_shape(o)) for o in operands)})")
     for ch in out:
         if ch not in sizes:
-            raise ValueError(f"einsum: output index {ch!r} appears in no operand")
+            raise ArgumentError(f"einsum: output index {ch!r} appears in no operand")
 
     def presum(x, s, keep: str):
         drop = [i for i, ch in enumerate(s) if ch not in keep]

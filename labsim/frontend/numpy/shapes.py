@@ -1,6 +1,7 @@
 """``lnp``'s shape ops: ``reshape``, ``transpose``, ``swapaxes``, ``expand_dims``, ``squeeze``,
 ``concatenate``."""
 from __future__ import annotations
+from ...support.errors import ArgumentError
 
 import math
 from ...core.avals import ShapeError
@@ -14,7 +15,7 @@ from .arrays import _check, _dtype, _norm_axes, _norm_axis, _promote, _shape, _s
 def reshape(x, newshape, order: str = "C"):
     _check("reshape", x)
     if order != "C":
-        raise ValueError("reshape: only order='C' is supported")
+        raise ArgumentError("reshape: only order='C' is supported")
     newshape = list(_sizes(newshape, "reshape"))
     if any(d < -1 for d in newshape):
         raise ShapeError(f"reshape: negative size in {tuple(newshape)} (only one -1, meaning 'the rest', is allowed)")

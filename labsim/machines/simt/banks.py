@@ -11,6 +11,7 @@ which the hardware splits into half- or quarter-warp phases) are labsim's simpli
 word is counted in one request.
 """
 from __future__ import annotations
+from ...support.errors import ArgumentError
 
 from dataclasses import dataclass
 
@@ -40,11 +41,11 @@ def bank_conflicts(addresses, itemsize: int = 4) -> BankAccess:
     reading ``itemsize`` bytes (every 4-byte word an item covers counts)."""
     a = np.asarray(addresses).ravel()
     if a.size == 0 or a.size > 32:
-        raise ValueError(f"bank_conflicts: addresses must hold 1 to 32 lanes' byte addresses, got {a.size}")
+        raise ArgumentError(f"bank_conflicts: addresses must hold 1 to 32 lanes' byte addresses, got {a.size}")
     if not np.issubdtype(a.dtype, np.integer) or (a < 0).any():
-        raise ValueError("bank_conflicts: addresses must be non-negative integer byte addresses")
+        raise ArgumentError("bank_conflicts: addresses must be non-negative integer byte addresses")
     if not isinstance(itemsize, int) or isinstance(itemsize, bool) or itemsize not in (1, 2, 4, 8, 16):
-        raise ValueError(f"bank_conflicts: itemsize must be 1, 2, 4, 8 or 16 bytes, got {itemsize!r}")
+        raise ArgumentError(f"bank_conflicts: itemsize must be 1, 2, 4, 8 or 16 bytes, got {itemsize!r}")
     a = a.astype(np.int64)
     first, last = a // BANK_BYTES, (a + itemsize - 1) // BANK_BYTES
     words = np.unique(np.concatenate([np.arange(f, l + 1) for f, l in zip(first, last)]))
@@ -59,15 +60,15 @@ def tile_column_addresses(rows: int = 32, cols: int = 32, column: int = 0, *, pa
     element (r, c) at column ``c ^ (r % 32)`` of row r (needs ``cols`` a multiple of 32)."""
     for name, v in (("rows", rows), ("cols", cols)):
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise ValueError(f"tile_column_addresses: {name} must be a positive integer, got {v!r}")
+            raise ArgumentError(f"tile_column_addresses: {name} must be a positive integer, got {v!r}")
     if rows > 32:
-        raise ValueError(f"tile_column_addresses: a warp reads at most 32 rows, got rows={rows}")
+        raise ArgumentError(f"tile_column_addresses: a warp reads at most 32 rows, got rows={rows}")
     if not 0 <= column < cols:
-        raise ValueError(f"tile_column_addresses: column must be in 0..{cols - 1}, got {column!r}")
+        raise ArgumentError(f"tile_column_addresses: column must be in 0..{cols - 1}, got {column!r}")
     if not isinstance(pad, int) or pad < 0:
-        raise ValueError(f"tile_column_addresses: pad must be a non-negative integer, got {pad!r}")
+        raise ArgumentError(f"tile_column_addresses: pad must be a non-negative integer, got {pad!r}")
     if swizzle and cols % 32:
-        raise ValueError(f"tile_column_addresses: the XOR swizzle needs cols a multiple of 32, got {cols}")
+        raise ArgumentError(f"tile_column_addresses: the XOR swizzle needs cols a multiple of 32, got {cols}")
     r = np.arange(rows)
     c = (column ^ (r % 32)) if swizzle else np.full(rows, column)
     return (r * (cols + pad) + c) * itemsize

@@ -9,6 +9,7 @@ stride of 32 elements gives every lane a sector and a line of its own. The machi
 (:mod:`.machine`) counts the same thing for every load and store it executes, from the real addresses.
 """
 from __future__ import annotations
+from ...support.errors import ArgumentError
 
 from dataclasses import dataclass
 from ...hardware import WARP_SIZE as WARP
@@ -38,9 +39,9 @@ def transactions(addresses, itemsize: int = 4, mask=None) -> Transactions:
     if mask is not None:
         a = a[np.asarray(mask, bool).ravel()]
     if a.size > WARP:
-        raise ValueError(f"one warp has {WARP} lanes; got {a.size} addresses")
+        raise ArgumentError(f"one warp has {WARP} lanes; got {a.size} addresses")
     if itemsize < 1:
-        raise ValueError(f"itemsize must be at least 1 byte, got {itemsize}")
+        raise ArgumentError(f"itemsize must be at least 1 byte, got {itemsize}")
     first, last = a, a + itemsize - 1
     sectors = {s for f, l in zip(first // SECTOR, last // SECTOR) for s in range(int(f), int(l) + 1)}
     lines = {s for f, l in zip(first // LINE, last // LINE) for s in range(int(f), int(l) + 1)}

@@ -5,6 +5,7 @@ Each builder returns a :class:`~labsim.compiler.isa.KernelIR` and the input data
 same IR the compiler emits (``labsim.compiler.emit``), not in a separate toy language.
 """
 from __future__ import annotations
+from ...support.errors import ArgumentError
 
 from dataclasses import dataclass
 
@@ -29,13 +30,13 @@ def taken_lanes(pattern: str, taken: int) -> np.ndarray:
     """Which of a warp's 32 lanes take the branch: ``"contiguous"`` (lanes 0..taken-1) or
     ``"interleaved"`` (``taken`` lanes spread evenly: every second lane for 16)."""
     if not 0 <= taken <= WARP:
-        raise ValueError(f"taken must be between 0 and {WARP} lanes, got {taken}")
+        raise ArgumentError(f"taken must be between 0 and {WARP} lanes, got {taken}")
     lane = np.arange(WARP)
     if pattern == "contiguous":
         return lane < taken
     if pattern == "interleaved":
         return (lane + 1) * taken // WARP > lane * taken // WARP
-    raise ValueError(f"pattern must be 'contiguous' or 'interleaved', got {pattern!r}")
+    raise ArgumentError(f"pattern must be 'contiguous' or 'interleaved', got {pattern!r}")
 
 
 def divergent_kernel(a: int = 4, b: int = 4, *, pattern: str = "contiguous", taken: int = 16, warps: int = 1,
@@ -49,7 +50,7 @@ def divergent_kernel(a: int = 4, b: int = 4, *, pattern: str = "contiguous", tak
     branch's immediate post-dominator). As a select both paths run on all lanes and ``selp`` keeps one.
     """
     if a < 1 or b < 1:
-        raise ValueError("path lengths a and b must be at least 1 instruction")
+        raise ArgumentError("path lengths a and b must be at least 1 instruction")
     bld = Builder()
     n = warps * WARP
     x_p, y_p = Param("x", 0), Param("y", 1)
@@ -123,7 +124,7 @@ def latency_kernel(independent: int = 4, repeats: int = 32, *, warps: int = 8) -
     (:func:`latency_utilisation`), measured away from the first and last round.
     """
     if independent < 0 or repeats < 1 or warps < 1:
-        raise ValueError("independent >= 0, repeats >= 1 and warps >= 1 are needed")
+        raise ArgumentError("independent >= 0, repeats >= 1 and warps >= 1 are needed")
     bld = Builder()
     n = warps * WARP
     rx = bld.op("ld", "u64", Param("x", 0), mod=("param",))
@@ -160,7 +161,7 @@ def latency_utilisation(warps: int, latency: int, independent: int, policy: str 
         return min(1.0, warps * n / (latency + 1))
     if policy == "lrr":
         return min(1.0, warps * n / (latency + warps))
-    raise ValueError(f"policy must be 'lrr' or 'gto', got {policy!r}")
+    raise ArgumentError(f"policy must be 'lrr' or 'gto', got {policy!r}")
 
 
 def strided_kernel(stride: int = 1, *, offset: int = 0, dtype: str = "float32", threads: int = 32,

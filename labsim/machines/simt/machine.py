@@ -30,6 +30,7 @@ for 32 / (lanes per sub-partition) cycles (FP32 lanes and SFUs from ``chip.sm``)
 bandwidth, bank conflicts and instruction fetch are not modelled.
 """
 from __future__ import annotations
+from ...support.errors import ArgumentError
 
 import numpy as np
 
@@ -264,7 +265,7 @@ def run_ir(ir: KernelIR, buffers: dict[str, np.ndarray] | list, chip: str | Chip
     if isinstance(buffers, dict):
         missing = [n for n, _, _ in ir.params[:ir.n_inputs] if n not in buffers]
         if missing:
-            raise ValueError(f"kernel {ir.name}: no data for input(s) {missing}")
+            raise ArgumentError(f"kernel {ir.name}: no data for input(s) {missing}")
         given = [buffers.get(n) for n, _, _ in ir.params]
     else:
         given = list(buffers) + [None] * (len(ir.params) - len(buffers))
@@ -275,7 +276,7 @@ def run_ir(ir: KernelIR, buffers: dict[str, np.ndarray] | list, chip: str | Chip
             continue
         a = np.asarray(arr)
         if a.size != size:
-            raise ValueError(f"kernel {ir.name}: buffer {name} needs {size} elements of {dt}, got {a.size}")
+            raise ArgumentError(f"kernel {ir.name}: buffer {name} needs {size} elements of {dt}, got {a.size}")
         flat.append(np.array(a, dtype=numpy_dtype(dt)).ravel())
     mem = _Memory(ir, flat)
     regs = min(max_registers_per_thread(c, ir.block), max(16, ir.registers_per_thread))

@@ -20,7 +20,7 @@ calculator also honours a smaller carve-out the program asks for).
 """
 from __future__ import annotations
 
-from ...support.errors import LabsimError
+from ...support.errors import ArgumentTypeError, LabsimError
 
 import enum
 import operator
@@ -49,11 +49,11 @@ class OccupancyError(LabsimError, ValueError):
 
 def _integer(name: str, v) -> int:
     if isinstance(v, bool):
-        raise TypeError(f"{name} must be an integer, got {v!r}")
+        raise ArgumentTypeError(f"{name} must be an integer, got {v!r}")
     try:
         return operator.index(v)
     except TypeError:
-        raise TypeError(f"{name} must be an integer, got {v!r}") from None
+        raise ArgumentTypeError(f"{name} must be an integer, got {v!r}") from None
 
 
 def _round_up(x: int, unit: int) -> int:

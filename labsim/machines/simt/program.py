@@ -101,7 +101,7 @@ def run_kernel(k: Kernel, buffers: dict[int, np.ndarray], chip="H100 SXM", *, se
     ir = kernel_ir(k, chip, select=select)
     missing = [str(v) for v in k.inputs if id(v) not in buffers]
     if missing:
-        raise ValueError(f"kernel {k.name}: no data for {missing}")
+        raise ArgumentError(f"kernel {k.name}: no data for {missing}")
     r = run_ir(ir, [buffers[id(v)] for v in k.inputs], chip, **kw)
     for v, (name, _, _) in zip(k.outputs, ir.params[ir.n_inputs:]):
         buffers[id(v)] = r.outputs[name]

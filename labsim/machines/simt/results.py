@@ -110,7 +110,7 @@ class WarpTrace(Trace):
 
     def __post_init__(self) -> None:
         if self.events:
-            raise ValueError("WarpTrace: events are built from the per-cycle record; do not pass them")
+            raise ArgumentError("WarpTrace: events are built from the per-cycle record; do not pass them")
         if self.warps is None:
             object.__setattr__(self, "warps", np.arange(len(self.warp_sm)))
         object.__setattr__(self, "events", tuple(self._events()))

@@ -2,6 +2,7 @@
 shared memory) and device memory (real NumPy buffers at labsim's addresses); reading operands, writing
 results under a mask."""
 from __future__ import annotations
+from ...support.errors import ArgumentTypeError
 
 import numpy as np
 
@@ -97,7 +98,7 @@ def _operand(wave: _Wave, mem: _Memory, s, idx, dtype=None):
         return np.asarray(s.value, dtype=reg_dtype(s.type) if dtype is None else dtype)
     if isinstance(s, Param):
         return np.full((len(idx), WARP), mem.base(s.index), np.uint64)
-    raise TypeError(f"operand {s!r}")
+    raise ArgumentTypeError(f"operand {s!r}")
 
 
 def _write(wave: _Wave, dst: Reg, idx, mask, val) -> None:

@@ -9,6 +9,7 @@ same time; a wave fills every SM up to ``blocks_per_sm``; the blocks of the last
 one at a time in turn, so they spread over as many SMs as possible.
 """
 from __future__ import annotations
+from ...support.errors import ArgumentError
 
 from dataclasses import dataclass
 
@@ -19,7 +20,7 @@ __all__ = ["Waves", "place_blocks", "wave_counts"]
 
 def _positive(fn: str, name: str, v) -> int:
     if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-        raise ValueError(f"{fn}: {name} must be a positive integer, got {v!r}")
+        raise ArgumentError(f"{fn}: {name} must be a positive integer, got {v!r}")
     return v
 
 
@@ -83,7 +84,7 @@ def place_blocks(blocks: int, chip: str | Chip | int, blocks_per_sm: int) -> Wav
     else:
         c = get_chip(chip) if isinstance(chip, str) else chip
         if not isinstance(c, Chip) or c.sm is None or "compute_units" not in c.sources:
-            raise ValueError(f"place_blocks: chip must be a GPU preset with a sourced SM count or a number of SMs, "
+            raise ArgumentError(f"place_blocks: chip must be a GPU preset with a sourced SM count or a number of SMs, "
                              f"got {chip!r}")
         sms = c.compute_units
     counts = wave_counts(blocks, sms, blocks_per_sm)

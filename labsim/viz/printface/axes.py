@@ -1,6 +1,7 @@
 """The print face's axes, shapes, annotations and layout images: ticks, ranges and log/category axes;
 ``rect``/``line`` shapes in data, paper or domain coordinates; arrows; embedded images."""
 from __future__ import annotations
+from ...support.errors import ArgumentError
 
 from .style import PNG_DPI, PT_PER_PX, PX_PER_INCH, _axis_name, _bold, _dash, _fade, _num, _pos, _text, color
 from .graphviz import _image_source
@@ -133,7 +134,7 @@ def _ref(mfig, axes, ref: str, letter: str):
     for (xk, yk), A in axes.items():
         if (xk if letter == "x" else yk) == key:
             return A, kind
-    raise ValueError(f"print face: a shape or annotation refers to {ref!r}, an axis the figure does not have")
+    raise ArgumentError(f"print face: a shape or annotation refers to {ref!r}, an axis the figure does not have")
 
 
 def _transform(mfig, axes, xref, yref, paper_to_fig):
@@ -241,7 +242,7 @@ def _shape(mfig, axes, s, paper_to_fig, height_px, ctx):
             mfig.add_artist(art)
         return
     if any(offsets[l] != (0.0, 0.0) for l in "xy"):
-        raise ValueError("print face: cannot draw a pixel-sized rect shape")
+        raise ArgumentError("print face: cannot draw a pixel-sized rect shape")
     rect = Rectangle((vals["x0"], vals["y0"]), vals["x1"] - vals["x0"], vals["y1"] - vals["y0"], transform=trans,
                      facecolor=fill, edgecolor=lc if lw > 0 else "none", linewidth=lw,
                      linestyle=_dash(line.get("dash")), zorder=z)
@@ -295,7 +296,7 @@ def _annotation(mfig, axes, a, paper_to_fig, ctx):
         axref, ayref = a.get("axref", "pixel"), a.get("ayref", "pixel")
         if axref == "pixel" or ayref == "pixel":
             if axref != ayref:
-                raise ValueError("print face: an annotation arrow with one pixel and one data offset")
+                raise ArgumentError("print face: an annotation arrow with one pixel and one data offset")
             ox, oy = float(a.get("ax", -10)) * PT_PER_PX, -float(a.get("ay", -30)) * PT_PER_PX
             if not text.strip():
                 kw.pop("bbox", None)
@@ -348,7 +349,7 @@ def _image(mfig, axes, img, paper_to_fig):
     elif sizing == "stretch":
         ix0, iy0, ix1, iy1 = dx0, dy0, dx1, dy1
     else:
-        raise ValueError(f"print face: cannot draw a layout image with sizing {sizing!r}")
+        raise ArgumentError(f"print face: cannot draw a layout image with sizing {sizing!r}")
     # figure fractions, so the image keeps its place at any dpi
     inv = mfig.transFigure.inverted()
     (fx0, fy0), (fx1, fy1) = inv.transform((ix0, iy0)), inv.transform((ix1, iy1))

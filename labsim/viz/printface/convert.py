@@ -1,5 +1,6 @@
 """The converter: :func:`to_matplotlib` turns a Plotly figure into a matplotlib ``Figure``."""
 from __future__ import annotations
+from ...support.errors import ArgumentError
 
 import textwrap
 from typing import Any
@@ -28,10 +29,10 @@ def to_matplotlib(plotly_fig, *, caption: str | None = None, number: str | None 
     for t in traces:
         t.setdefault("type", "scatter")
         if t["type"] not in SUPPORTED_TRACES:
-            raise ValueError(f"print face: cannot draw a {t['type']!r} trace; it draws {', '.join(SUPPORTED_TRACES)}")
+            raise ArgumentError(f"print face: cannot draw a {t['type']!r} trace; it draws {', '.join(SUPPORTED_TRACES)}")
     for s in lay.get("shapes") or ():
         if s.get("type", "rect") not in SUPPORTED_SHAPES:
-            raise ValueError(f"print face: cannot draw a {s.get('type')!r} shape; it draws {', '.join(SUPPORTED_SHAPES)}")
+            raise ArgumentError(f"print face: cannot draw a {s.get('type')!r} shape; it draws {', '.join(SUPPORTED_SHAPES)}")
     width = float(width_px or lay.get("width") or max(DEFAULT_WIDTH_PX, (lay.get("meta") or {}).get("min_width", 0)
                                                       if isinstance(lay.get("meta"), dict) else DEFAULT_WIDTH_PX))
     height = float(lay.get("height") or 450)
@@ -82,7 +83,7 @@ def to_matplotlib(plotly_fig, *, caption: str | None = None, number: str | None 
     for xk, yk in pairs:
         xl, yl = lay.get(xk) or {}, lay.get(yk) or {}
         if xl.get("overlaying") or yl.get("overlaying"):
-            raise ValueError(f"print face: cannot draw overlaying axes ({xk}/{yk} overlays another)")
+            raise ArgumentError(f"print face: cannot draw overlaying axes ({xk}/{yk} overlays another)")
         dx, dy = xl.get("domain") or [0, 1], yl.get("domain") or [0, 1]
         x0, y0 = paper_to_fig(dx[0], dy[0])
         x1, y1 = paper_to_fig(dx[1], dy[1])

@@ -1,6 +1,7 @@
 """Graphviz drawings embedded as layout images: ``draw_graph`` registers the DOT source of each SVG it
 makes, and the print face re-renders it with ``dot`` at the size it is shown (bitmaps are resized)."""
 from __future__ import annotations
+from ...support.errors import ArgumentError
 
 import base64
 import hashlib
@@ -53,12 +54,12 @@ def _image_source(source: str):
 
     m = re.match(r"data:image/([\w+.-]+);base64,(.*)", source or "", re.S)
     if not m:
-        raise ValueError(f"print face: a layout image's source must be a data: URI, got {str(source)[:40]!r}")
+        raise ArgumentError(f"print face: a layout image's source must be a data: URI, got {str(source)[:40]!r}")
     kind, data = m.group(1), base64.b64decode(m.group(2))
     if kind == "svg+xml":
         dot = _DOT_BY_SVG.get(hashlib.sha1(data).hexdigest())
         if dot is None:
-            raise ValueError("print face: a layout image is an SVG that labsim did not draw with Graphviz "
+            raise ArgumentError("print face: a layout image is an SVG that labsim did not draw with Graphviz "
                              "(draw_graph), so it cannot be drawn in print; embed a PNG instead")
         w, h = _svg_pt(data.decode("utf-8", "replace"))
         return w, h, lambda px: _dot_png(dot, dpi=max(10.0, 72.0 * px / w))
@@ -70,7 +71,7 @@ def _image_source(source: str):
             out = im if px >= im.width else im.resize((px, max(1, round(im.height * px / im.width))), Image.LANCZOS)
             return np.asarray(out)
         return float(im.width), float(im.height), render
-    raise ValueError(f"print face: layout images of type image/{kind} cannot be drawn in print "
+    raise ArgumentError(f"print face: layout images of type image/{kind} cannot be drawn in print "
                      f"(PNG, JPEG and Graphviz SVG can)")
 
 

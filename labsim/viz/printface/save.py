@@ -1,6 +1,7 @@
 """Saving the print face: still formats and GIFs, :func:`save` for any face object, and ``make print``'s
 :func:`auto_save` (every captioned figure a chapter displays, numbered as the book numbers it)."""
 from __future__ import annotations
+from ...support.errors import ArgumentError, ArgumentTypeError
 
 import html
 import io
@@ -20,7 +21,7 @@ from .convert import to_matplotlib
 def check_suffix(path, allowed: Sequence[str] = STILL_FORMATS) -> str:
     suffix = Path(path).suffix.lower()
     if suffix not in allowed:
-        raise ValueError(f"save: cannot write a {suffix or 'file without a suffix'!r} file ({Path(path).name}); "
+        raise ArgumentError(f"save: cannot write a {suffix or 'file without a suffix'!r} file ({Path(path).name}); "
                          f"the print face writes {', '.join(allowed)}")
     return suffix
 
@@ -123,9 +124,9 @@ def save(obj, path, **params) -> Path:
         return obj.save(path, **params)
     if hasattr(obj, "to_plotly_json"):
         if params:
-            raise ValueError(f"save: a Plotly figure has no controls; got {sorted(params)}")
+            raise ArgumentError(f"save: a Plotly figure has no controls; got {sorted(params)}")
         return save_figure(obj, path)
-    raise TypeError(f"save: expected a labsim figure (viz.show, interactive, animate, draw_graph) or a Plotly "
+    raise ArgumentTypeError(f"save: expected a labsim figure (viz.show, interactive, animate, draw_graph) or a Plotly "
                     f"figure, got {type(obj).__name__}")
 
 

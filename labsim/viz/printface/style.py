@@ -1,6 +1,7 @@
 """The print face's constants (sizes, fonts, formats) and small readers of a Plotly figure: colours, text,
 font sizes, dashes, markers, numbers and layout look-ups."""
 from __future__ import annotations
+from ...support.errors import ArgumentError
 
 import base64
 import html
@@ -60,7 +61,7 @@ def color(c, default=None):
     try:
         return to_rgba(s)
     except ValueError:
-        raise ValueError(f"print face: cannot read the colour {c!r}") from None
+        raise ArgumentError(f"print face: cannot read the colour {c!r}") from None
 
 
 def _colors(v, n: int, default) -> list:
@@ -114,7 +115,7 @@ def _dash(d):
     nums = re.findall(r"[\d.]+", str(d))
     if nums:
         return (0, tuple(float(n) * PT_PER_PX for n in nums))
-    raise ValueError(f"print face: cannot draw the line dash {d!r}")
+    raise ArgumentError(f"print face: cannot draw the line dash {d!r}")
 
 
 _SYMBOLS = {"circle": "o", "square": "s", "diamond": "D", "triangle-up": "^", "triangle-down": "v",
@@ -127,7 +128,7 @@ def _symbol(s):
     open_ = s.endswith("-open")
     base = s[:-5] if open_ else s
     if base not in _SYMBOLS:
-        raise ValueError(f"print face: cannot draw the marker symbol {s!r}")
+        raise ArgumentError(f"print face: cannot draw the marker symbol {s!r}")
     return _SYMBOLS[base], open_
 
 

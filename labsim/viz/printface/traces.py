@@ -1,6 +1,7 @@
 """The print face's trace drawers: ``bar`` (stacked, grouped, with text), ``scatter`` (lines, markers,
 text, fills) and ``heatmap`` (colour scales, cell text)."""
 from __future__ import annotations
+from ...support.errors import ArgumentError
 
 import math
 import numbers
@@ -78,7 +79,7 @@ def _bar(A, t, group, stacks, ctx):
     text = _seq(t.get("text"), n)
     tpos = t.get("textposition", "none" if text is None else "auto")
     if text is not None and t.get("texttemplate") not in (None, "%{text}"):
-        raise ValueError(f"print face: cannot draw the bar texttemplate {t.get('texttemplate')!r}")
+        raise ArgumentError(f"print face: cannot draw the bar texttemplate {t.get('texttemplate')!r}")
     if text is not None and tpos != "none":
         tposs = _seq(tpos, n)
         pending = getattr(A, "bar_texts", [])
@@ -173,14 +174,14 @@ def _scatter(A, t, traces, i, ctx):
         elif fill in ("tozerox", "tonextx"):
             A.ax.fill_betweenx(y, [0.0] * n, x, facecolor=_fade(fc, op), edgecolor="none", zorder=1.5)
         else:
-            raise ValueError(f"print face: cannot draw the scatter fill {fill!r}")
+            raise ArgumentError(f"print face: cannot draw the scatter fill {fill!r}")
         from matplotlib.patches import Patch
         handle = Patch(facecolor=fc, edgecolor=lc if "lines" in mode else "none", linewidth=lw)
     if "lines" in mode and line.get("width", 2) != 0:
         shape = line.get("shape", "linear")
         ds = {"linear": "default", "hv": "steps-post", "vh": "steps-pre", "hvh": "steps-mid", "spline": "default"}
         if shape not in ds:
-            raise ValueError(f"print face: cannot draw the line shape {shape!r}")
+            raise ArgumentError(f"print face: cannot draw the line shape {shape!r}")
         A.ax.plot(x, y, color=_fade(lc, op), linewidth=lw, linestyle=_dash(line.get("dash")),
                   drawstyle=ds[shape], zorder=2)
         if handle is None:
@@ -285,7 +286,7 @@ def _heatmap(A, t, ctx):
     tt = t.get("texttemplate")
     if text is not None and tt not in (None, ""):
         if tt not in ("%{text}",):
-            raise ValueError(f"print face: cannot draw the heatmap texttemplate {tt!r}")
+            raise ArgumentError(f"print face: cannot draw the heatmap texttemplate {tt!r}")
         f = _font(t.get("textfont"), ctx)
         fixed = (t.get("textfont") or {}).get("color")
         for r in range(ny):
