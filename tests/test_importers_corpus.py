@@ -1,4 +1,4 @@
-"""The importers' corpus (labsim/importers/corpus.py): every JAX function and PyTorch module, imported with
+"""The importers' corpus (crosscheck/importers_corpus.py): every JAX function and PyTorch module, imported with
 ls.from_jax / ls.from_torch, computes the framework's values (float32 to 1e-5 of the output's largest
 magnitude, bfloat16 to four roundings of its 8-bit significand) and has the framework's FLOP count (XLA's
 cost_analysis, PyTorch's FlopCounterMode) or a recorded reason why not.
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import labsim as ls
-from labsim.importers import corpus
+from crosscheck import importers_corpus as corpus
 from labsim.peers import parity
 
 

@@ -6,7 +6,8 @@ the framework's count: XLA's ``cost_analysis()["flops"]`` for JAX (labsim's comp
 ``FlopCounterMode`` for PyTorch (labsim's contraction FLOPs: the counter counts matrix products only).
 A FLOP count that differs must have its reason in :data:`FLOPS_EXPLAINED`, as
 ``labsim.peers.parity.XLA_EXPLAINED`` does for the stored XLA set. ``tests/test_importers_corpus.py`` and
-``crosscheck/run.py`` run it; JAX and PyTorch are imported only inside the functions.
+``crosscheck/run.py`` run it; JAX and PyTorch are imported only inside the functions. It lives beside the
+crosscheck rather than in ``labsim/importers`` because it compiles and estimates (floors above the importers').
 """
 from __future__ import annotations
 
