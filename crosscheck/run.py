@@ -277,6 +277,34 @@ def importers_live() -> None:
     check(jax_err < 1e-4, f"importers: the JAX and PyTorch blocks disagree by {jax_err:.2e}")
     print(markdown_table(rows))
     print()
+    importers_corpus_live()
+
+
+def importers_corpus_live() -> None:
+    """The importers' corpus (crosscheck/importers_corpus.py, also tests/test_importers_corpus.py): each JAX
+    function and PyTorch module imported, its values and FLOPs set against its framework's."""
+    import importers_corpus as corpus  # beside this script
+
+    print("## Importers corpus: values and FLOPs against JAX (XLA cost_analysis) and PyTorch (FlopCounterMode)\n")
+    table = []
+    for framework, cases, check_case in (("JAX", corpus.jax_corpus(), corpus.check_jax),
+                                         ("PyTorch", corpus.torch_corpus(), corpus.check_torch)):
+        for name, (fn, args) in cases.items():
+            try:
+                r = check_case(name, fn, args)
+            except Exception as e:  # a refusal or a crash is a failure of this case, reported with its message
+                table.append({"framework": framework, "name": name, "values equal": False, "max rel. error": "—",
+                              "FLOPs labsim": "—", "FLOPs peer": "—", "status": f"ERROR: {str(e)[:120]}"})
+                check(False, f"importers corpus {framework} {name}: {e}")
+                continue
+            table.append(r.row())
+            check(r.ok, f"importers corpus {framework} {name}: {r.status} (error {r.max_rel_error:.2e}, "
+                        f"FLOPs {r.flops_labsim} vs {r.flops_peer})")
+    print(markdown_table(table))
+    n_eq = sum(1 for r in table if r["values equal"] is True)
+    n_fl = sum(1 for r in table if r["status"] == "match")
+    print(f"\nValues equal for {n_eq} of {len(table)} cases; FLOPs equal for {n_fl}, the others explained in "
+          "crosscheck/importers_corpus.py (FLOPS_EXPLAINED).\n")
 
 
 def calibration_smoke() -> None:

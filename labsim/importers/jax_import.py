@@ -107,6 +107,29 @@ def _reduce(f):
     return lambda x, *, axes, **_: f(x, axis=tuple(axes))
 
 
+def _reduce_prod(x, *, axes, **_):
+    """A product over ``axes``: the running product of the slices (n - 1 multiplies per output element)."""
+    for ax in sorted((int(a) for a in axes), reverse=True):
+        idx = [slice(None)] * x.ndim
+        out = None
+        for i in range(x.shape[ax]):
+            idx[ax] = i
+            out = x[tuple(idx)] if out is None else out * x[tuple(idx)]
+        x = out
+    return x
+
+
+def _cumsum(x, *, axis, reverse=False, **_):
+    """cumsum as a product with a triangular 0/1 matrix along ``axis`` (values exact up to summation order)."""
+    if not str(x.dtype).startswith(("float", "bfloat")):
+        raise ImportUnsupportedError(f"{FN}: cumsum on {x.dtype}; labsim imports a floating-point cumsum only")
+    n, ax = x.shape[axis], axis % x.ndim
+    tri = (np.tril if reverse else np.triu)(np.ones((n, n), np.float32))  # out[j] = sum over i <= j (i >= j)
+    perm = [d for d in range(x.ndim) if d != ax] + [ax]
+    y = lnp.transpose(x, tuple(perm)) @ lnp.asarray(tri, dtype=str(x.dtype))
+    return lnp.transpose(y, tuple(int(i) for i in np.argsort(perm)))
+
+
 def _ew(f):
     """An element-wise rule: the primitive's parameters (accuracy hints and the like) change no value."""
     return lambda *xs, **_: f(*xs)
@@ -125,6 +148,9 @@ RULES = {
     "ge": _ew(lnp.greater_equal), "select_n": _ew(_select_n),
     "convert_element_type": lambda x, *, new_dtype, **_: lnp.astype(x, dtype_name(new_dtype, FN, "convert_element_type")),
     "reduce_sum": _reduce(lnp.sum), "reduce_max": _reduce(lnp.max), "reduce_min": _reduce(lnp.min),
+    "reduce_prod": _reduce_prod, "cumsum": _cumsum,
+    "sign": _ew(lambda x: lnp.astype(lnp.greater(x, 0), str(x.dtype)) - lnp.astype(lnp.less(x, 0), str(x.dtype))),
+    "is_finite": _ew(lambda x: lnp.less(lnp.abs(x), np.inf)),
     "broadcast_in_dim": _broadcast_in_dim,
     "reshape": lambda x, *, new_sizes, **_: lnp.reshape(x, tuple(new_sizes)),
     "transpose": lambda x, *, permutation, **_: lnp.transpose(x, tuple(permutation)),
@@ -146,13 +172,18 @@ REFUSED = {
              "inside lax.scan.",
     "cond": "a cond chooses a branch at run time; labsim's graphs are static. Compute both branches and "
             "choose with jnp.where.",
+    "conv_general_dilated": "labsim has no convolution op (its machines model matrix products, element-wise and "
+                            "reduction kernels); write the convolution as patches (im2col) and a matmul, or "
+                            "import the layers after the convolutions.",
 }
 SUPPORTED = set(RULES) | set(CALLS) | {"scan"}
 
 
 def _value(env, atom):
     if hasattr(atom, "val"):  # a Literal
-        return lnp.asarray(np.asarray(atom.val), dtype=dtype_name(atom.aval.dtype, FN, "a literal"))
+        dt = dtype_name(atom.aval.dtype, FN, "a literal")
+        val = np.asarray(atom.val, np.float32) if dt == "bfloat16" else np.asarray(atom.val)  # ml_dtypes' bf16
+        return lnp.asarray(val, dtype=dt)
     return env[atom]
 
 

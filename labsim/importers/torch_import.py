@@ -161,6 +161,15 @@ def _div(x, y, rounding_mode=None, **_):
     return x / y
 
 
+
+def _native_dropout(x, p, train=None, **_):
+    """Dropout as exported in training mode: the identity when it drops nothing (eval mode or p == 0)."""
+    if train and p:
+        raise ImportUnsupportedError(f"{FN}: native_dropout with p={p} in training mode draws random numbers, "
+                                     "which labsim does not model; call module.eval() before importing")
+    return x, lnp.not_equal(x, x * 0.0 + 1e30)  # the mask: all True
+
+
 RULES = {
     "add": lambda x, y, alpha=1, **_: x + (y * alpha if alpha != 1 else y),
     "sub": lambda x, y, alpha=1, **_: x - (y * alpha if alpha != 1 else y),
@@ -188,7 +197,7 @@ RULES = {
     "squeeze": _squeeze, "slice": _slice, "select": _select, "cat": lambda xs, dim=0: lnp.concatenate(xs, axis=dim),
     "split_with_sizes": _split_sizes, "split": _split,
     "clone": lambda x, **_: x, "alias": lambda x: x, "contiguous": lambda x, **_: x, "detach": lambda x: x,
-    "lift_fresh_copy": lambda x: x, "dropout": lambda x, *_, **__: x,
+    "lift_fresh_copy": lambda x: x, "dropout": lambda x, *_, **__: x, "native_dropout": _native_dropout,
     "_to_copy": lambda x, *, dtype=None, **_: lnp.astype(x, _dt(dtype)) if dtype is not None else x,
     "full": _full, "full_like": lambda x, v, *, dtype=None, **_: _full(x.shape, v, dtype=dtype or x.dtype),
     "zeros_like": lambda x, *, dtype=None, **_: _full(x.shape, 0, dtype=dtype or x.dtype),
@@ -201,7 +210,11 @@ REFUSED = {
     "cond": "torch.cond chooses a branch at run time; labsim's graphs are static: compute both and use torch.where",
     "while_loop": "a while loop's trip count is decided at run time; unroll it in Python with a fixed count",
     "sym_size": "the program has a dynamic shape; export it with static example inputs (no Dim)",
+    "convolution": "labsim has no convolution op (its machines model matrix products, element-wise and "
+                   "reduction kernels); write the convolution as an unfold (im2col) and a matmul, or import "
+                   "the layers after the convolutions",
 }
+
 
 
 def _name(target) -> str:
