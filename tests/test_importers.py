@@ -150,27 +150,10 @@ def _torch():
 
 
 def gpt_block_torch(d=32, heads=4):
-    """A GPT-2-style block (pre-norm attention and MLP), the one of book/bring_your_own.md."""
-    torch = _torch()
-    nn, F = torch.nn, torch.nn.functional
-
-    class Block(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
-            self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
-            self.fc, self.out = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
-
-        def forward(self, x):
-            b, t, _ = x.shape
-            q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
-            q, k, v = (z.view(b, t, heads, d // heads).transpose(1, 2) for z in (q, k, v))
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-            x = x + self.proj(y.transpose(1, 2).reshape(b, t, d))
-            return x + self.out(F.gelu(self.fc(self.ln2(x))))
-
-    torch.manual_seed(0)
-    return Block().eval()
+    """The GPT-2-style block of book/bring_your_own.md (labsim.importers.examples), small."""
+    _torch().manual_seed(0)
+    from labsim.importers import examples
+    return examples.gpt2_block_torch(d=d, heads=heads)
 
 
 def _torch_close(g, fn, *inputs, tol=2e-6):
