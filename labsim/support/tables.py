@@ -10,10 +10,8 @@ fallbacks (padding, right-aligned tabular figures) still keep numbers apart.
   "33.6 MB", "42.4 µs"); the exact value stays in the cell's ``title`` and ``data-value``. Only the
   display changes: the rows (and what a chapter glues from them) are untouched.
 * ``notes=("why",)`` shows a column of long explanations as a full-width footnote row under its row.
-* A table wider than the text column (estimated from its text) is marked ``labsim-wide``: on a wide
-  screen it breaks out over the page's right column (``book/_static/labsim-fit.css``).
 * The first column sticks while a wide table scrolls; the site's script marks a table that scrolls,
-  and the stylesheet shades the edge that has more to show and shows a "scroll →" hint under it.
+  and the stylesheet shades the edge that has more to show.
 * On a phone (at most 480 px) a table of four or more columns (``cards=None``; force with
   ``cards=True``/``False``) shows each row as a card of ``label: value`` lines, from ``data-label``.
 """
@@ -21,7 +19,6 @@ from __future__ import annotations
 
 import html
 import math
-import re
 from typing import Any, Mapping, Sequence
 
 #: SI prefixes for :func:`fmt_si` (decimal, so "MB" is 10^6 bytes, as the book counts bytes).
@@ -89,34 +86,6 @@ def _attr(s: str) -> str:
     return html.escape(s, quote=True)
 
 
-#: The book's text column at 1280 px (CSS px); a table whose natural width is more is marked
-#: ``labsim-wide`` and, on a wide screen, breaks out of the column as the wide figures do.
-COLUMN_PX = 690
-
-#: Rough width of one character of table text (CSS px at the site's table font) and a cell's padding.
-_CHAR_PX, _PAD_PX = 7.5, 16
-
-
-def _natural_width(rows: Sequence[dict], cols: Sequence[str], note_cols: Sequence[str], digits: int,
-                   units: Mapping[str, str], html_cols: set) -> float:
-    """About how wide (CSS px) the table is when no cell wraps but a long text (over SHORT_TEXT
-    characters), which wraps at about 30 characters."""
-    total = 0.0
-    for c in cols:
-        widest = max(len(w) for w in str(c).split() or [""])  # a header wraps between words
-        for r in rows:
-            v = r.get(c)
-            if _is_num(v):
-                text = fmt_si(v, units[c], digits) if c in units else fmt(v, digits)
-            else:
-                text = "" if v is None else fmt(v, digits)
-                if c in html_cols:
-                    text = re.sub(r"<[^>]*>", "", text)
-            widest = max(widest, len(text) if len(text) <= SHORT_TEXT else 30)
-        total += widest * _CHAR_PX + _PAD_PX
-    return total
-
-
 def html_table(rows: Sequence[dict], caption: str = "", digits: int = 3, *,
                units: Mapping[str, str] | None = None, notes: Sequence[str] = (),
                cards: bool | None = None, html_cols: Sequence[str] = ()) -> str:
@@ -166,8 +135,7 @@ def html_table(rows: Sequence[dict], caption: str = "", digits: int = 3, *,
             body.append(f'<tr class="labsim-note-row"><td colspan="{len(cols)}" data-label="{_attr(str(c))}" '
                         f'style="{_CELL_STYLE}"><span class="labsim-note-label">{html.escape(str(c))}:</span> '
                         f"{html.escape(fmt(v, digits))}</td></tr>")
-    wide = _natural_width(rows, cols, note_cols, digits, units, html_cols) > COLUMN_PX
-    classes = "labsim-table labsim-scroll-frame" + (" labsim-cards" if cards else "") + (" labsim-wide" if wide else "")
+    classes = "labsim-table labsim-scroll-frame" + (" labsim-cards" if cards else "")
     cap = f'<div class="labsim-table-caption">{html.escape(caption)}</div>' if caption else ""
     label = f' aria-label="{_attr(caption)}"' if caption else ""
     region = f"Table: {caption}" if caption else "Table"
@@ -177,8 +145,7 @@ def html_table(rows: Sequence[dict], caption: str = "", digits: int = 3, *,
             f'<div class="labsim-scroll" tabindex="0" role="region" aria-label="{_attr(region)}" '
             f'style="overflow-x:auto;max-width:100%">'
             f'<table class="table"{label}><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
-            # shown (book/_static/labsim-fit.css) only while the table has more to its right
-            f'</div><div class="labsim-scroll-hint" aria-hidden="true">scroll →</div></div>')
+            f"</div></div>")
 
 
 class Table:

@@ -219,7 +219,7 @@ def divergence_frames(run, *, warp: int = 0, paths: dict | None = None, conditio
                       showgrid=False, zeroline=False)
     base.update_xaxes(title=None, range=[-0.5, 31.5], tickvals=[0, 8, 16, 24, 31], showgrid=False)
     style(base, title=title, height=height or 200 + 19 * (n + top))
-    base.update_layout(margin=dict(t=90 if title is None else 120))  # room for the 4-line note
+    base.update_layout(margin=dict(t=70 if title is None else 100))
     base = base.to_plotly_json()
     frames = []
     for k in range(n):
@@ -242,16 +242,13 @@ def divergence_frames(run, *, warp: int = 0, paths: dict | None = None, conditio
         on = int((changed & (lanes[k] == 1)).sum())
         moved = [f"{off} just masked off"] if off else []
         moved += [f"{on} back on"] if on else []
-        # four short lines (at most about 30 characters each), the same count on every step, ending at the
-        # plot's right edge: from the plot's left edge (right of the wide row labels) a phone cut them off
-        changes = ", ".join(moved + (["reconverged"] if rec else [])) or "no lane changed"
-        note = (f"step {k + 1}: <b>{_short(text[k])}</b>"
+        note = (f"step {k + 1}: <b>{_short(text[k])}</b>" + (", reconverged" if rec else "")
                 + f"<br>mask 0x{int(masks[k]):08X}: {plural(int(active[k]), 'lane')}"
-                + f"<br>{changes}"
+                + (f" ({', '.join(moved)})" if moved else "")
                 + f"<br>lane utilisation so far {used.sum() / (32 * (k + 1)):.0%}")
         frames.append(_variant(
             base, z,
-            annotations=[dict(x=1, y=1.0, xref="paper", yref="paper", xanchor="right", yanchor="bottom",
+            annotations=[dict(x=0, y=1.0, xref="paper", yref="paper", xanchor="left", yanchor="bottom",
                               showarrow=False, font=dict(size=12), text=note, align="left")],
             shapes=[dict(type="rect", x0=-0.5, x1=31.5, y0=top + k - 0.5, y1=top + k + 0.5, xref="x", yref="y",
                          line=dict(color="#666666", width=1.5))]

@@ -30,8 +30,9 @@ def _min_font(svg: str) -> float:
 class GraphDrawing:
     """An SVG drawing with alt text; shows inline in notebooks and on the website.
 
-    It is scaled to the page's width (never wider than its natural size); where that makes its smallest
-    label smaller than :data:`MIN_LABEL_PX`, on the website a button opens it full size, to pan. With a ``caption`` it is a numbered figure ("Figure 5.3")."""
+    It never shrinks so far that its smallest label falls under :data:`MIN_LABEL_PX` on screen: on a
+    narrow page it keeps that width and scrolls sideways (with the book's scroll cue), and on the website
+    a button opens it full size. With a ``caption`` it is a numbered figure ("Figure 5.3")."""
 
     def __init__(self, svg: str, alt: str, source: str, caption: str | None = None, name: str | None = None) -> None:
         self.svg = svg
@@ -66,13 +67,11 @@ class GraphDrawing:
         svg = re.sub(r"<\?xml[^>]*>|<!DOCTYPE[^>]*>|<!--.*?-->", "", self.svg, flags=re.S).strip()
         w, _ = _svg_size(svg)
         natural = w * 4 / 3  # pt -> CSS px
-        # scaled to the page's width (a phone sees the whole drawing, never half of it); where that makes
-        # its labels smaller than MIN_LABEL_PX, the "full size" button opens it at its natural size, to pan
-        full = max(natural, self.min_width_px())  # the "full size" view's width: every label readable
-        svg = svg.replace("<svg ", f'<svg style="--labsim-full:{full:.0f}px;width:100%;max-width:{natural:.0f}px;'
+        low = min(self.min_width_px(), natural)
+        svg = svg.replace("<svg ", f'<svg style="width:100%;max-width:{natural:.0f}px;min-width:{low:.0f}px;'
                                    f'height:auto" ', 1)
-        button = ('<button type="button" class="labsim-fullsize" aria-label="Open the drawing full size" '
-                  f'data-min-width="{self.min_width_px()}">⤢ full size</button>') if in_book() else ""
+        button = ('<button type="button" class="labsim-fullsize" aria-label="Open the drawing full size">'
+                  "⤢ full size</button>") if in_book() else ""
         body = (f'<div class="labsim-graph-box">{button}<div class="labsim-scroll-frame labsim-graph-frame">'
                 f'<div class="labsim-scroll"><div class="labsim-graph" role="img" aria-label="{html.escape(self.alt)}" '
                 f'style="margin:0">{svg}</div></div></div></div>')
