@@ -5,7 +5,6 @@ Moved out of :mod:`labsim.viz.gpu` (which re-exports every name here); everythin
 ``KernelRun``'s trace (``ls.simt.run_ir(..., trace=True)``). Colours come from :data:`labsim.viz.palette.ROLE`.
 """
 from __future__ import annotations
-from ..support.errors import ArgumentError
 
 from ..support.text import plural
 from .palette import ROLE, TINT
@@ -39,7 +38,7 @@ def _trace_columns(trace) -> "np.ndarray":
 
     ids = np.unique(trace.issue_warp)
     if len(ids) != trace.n_warps:
-        raise ArgumentError("schedule_frames: some traced warp never issued, so the trace's columns cannot be "
+        raise ValueError("schedule_frames: some traced warp never issued, so the trace's columns cannot be "
                          "matched to warp ids; trace every warp (run_ir(..., trace=True))")
     return ids
 
@@ -53,12 +52,12 @@ def schedule_grid(run, *, sm: int | None = None, scheduler: int = 0):
 
     tr = run.trace
     if tr is None:
-        raise ArgumentError("schedule_grid: the run has no trace (run_ir(..., trace=False)); run it with a trace")
+        raise ValueError("schedule_grid: the run has no trace (run_ir(..., trace=False)); run it with a trace")
     sm = tr.sms[0] if sm is None else sm
     ids = _trace_columns(tr)
     cols = np.flatnonzero((tr.warp_sm == sm) & (tr.warp_scheduler == scheduler))
     if not len(cols):
-        raise ArgumentError(f"schedule_grid: no warp ran on scheduler {scheduler} of SM {sm}")
+        raise ValueError(f"schedule_grid: no warp ran on scheduler {scheduler} of SM {sm}")
     st = tr.state[:, cols].T  # [warp, cycle]
     grid = np.full((len(cols) + 1, tr.cycles), _BLANK, np.int8)
     grid[:-1][st == Stall.NOT_SELECTED] = _READY
@@ -83,7 +82,7 @@ def schedule_steps(cycles: int, steps: int) -> list[int]:
     """The cycle each frame of :func:`schedule_frames` plays up to: ``steps`` cuts spread evenly over the run
     (fewer if the run is shorter), the last at ``cycles``."""
     if cycles < 1 or steps < 1:
-        raise ArgumentError(f"schedule_steps: cycles and steps must be at least 1, got {cycles} and {steps}")
+        raise ValueError(f"schedule_steps: cycles and steps must be at least 1, got {cycles} and {steps}")
     steps = min(steps, cycles)
     return [max(1, round(k * cycles / steps)) for k in range(1, steps + 1)]
 
@@ -148,10 +147,10 @@ def divergence_grid(run, *, warp: int = 0):
 
     tr = run.trace
     if tr is None:
-        raise ArgumentError("divergence_grid: the run has no trace (run_ir(..., trace=False)); run it with a trace")
+        raise ValueError("divergence_grid: the run has no trace (run_ir(..., trace=False)); run it with a trace")
     sel = np.flatnonzero(tr.issue_warp == warp)
     if not len(sel):
-        raise ArgumentError(f"divergence_grid: warp {warp} issued nothing in this trace")
+        raise ValueError(f"divergence_grid: warp {warp} issued nothing in this trace")
     masks = tr.issue_mask[sel].astype(np.uint64)
     lanes = ((masks[:, None] >> np.arange(32, dtype=np.uint64)) & np.uint64(1)).astype(np.int8)
     pcs = tr.issue_pc[sel]
@@ -207,7 +206,7 @@ def divergence_frames(run, *, warp: int = 0, paths: dict | None = None, conditio
     if condition is not None:
         cond = np.asarray(condition, bool).ravel()
         if cond.size != 32:
-            raise ArgumentError(f"divergence_frames: condition needs one value per lane (32), got {cond.size}")
+            raise ValueError(f"divergence_frames: condition needs one value per lane (32), got {cond.size}")
         head = np.where(cond, 3, 0).astype(np.int8)
         labels = [condition_label] + labels
         top = 1
@@ -219,7 +218,7 @@ def divergence_frames(run, *, warp: int = 0, paths: dict | None = None, conditio
                       showgrid=False, zeroline=False)
     base.update_xaxes(title=None, range=[-0.5, 31.5], tickvals=[0, 8, 16, 24, 31], showgrid=False)
     style(base, title=title, height=height or 200 + 19 * (n + top))
-    base.update_layout(margin=dict(t=70 if title is None else 100))
+    base.update_layout(margin=dict(t=90 if title is None else 120))  # room for the 4-line note
     base = base.to_plotly_json()
     frames = []
     for k in range(n):
@@ -242,13 +241,16 @@ def divergence_frames(run, *, warp: int = 0, paths: dict | None = None, conditio
         on = int((changed & (lanes[k] == 1)).sum())
         moved = [f"{off} just masked off"] if off else []
         moved += [f"{on} back on"] if on else []
-        note = (f"step {k + 1}: <b>{_short(text[k])}</b>" + (", reconverged" if rec else "")
+        # four short lines (at most about 30 characters each), the same count on every step, ending at the
+        # plot's right edge: from the plot's left edge (right of the wide row labels) a phone cut them off
+        changes = ", ".join(moved + (["reconverged"] if rec else [])) or "no lane changed"
+        note = (f"step {k + 1}: <b>{_short(text[k])}</b>"
                 + f"<br>mask 0x{int(masks[k]):08X}: {plural(int(active[k]), 'lane')}"
-                + (f" ({', '.join(moved)})" if moved else "")
+                + f"<br>{changes}"
                 + f"<br>lane utilisation so far {used.sum() / (32 * (k + 1)):.0%}")
         frames.append(_variant(
             base, z,
-            annotations=[dict(x=0, y=1.0, xref="paper", yref="paper", xanchor="left", yanchor="bottom",
+            annotations=[dict(x=1, y=1.0, xref="paper", yref="paper", xanchor="right", yanchor="bottom",
                               showarrow=False, font=dict(size=12), text=note, align="left")],
             shapes=[dict(type="rect", x0=-0.5, x1=31.5, y0=top + k - 0.5, y1=top + k + 0.5, xref="x", yref="y",
                          line=dict(color="#666666", width=1.5))]
