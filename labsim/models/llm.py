@@ -431,18 +431,24 @@ def decode_attention(cfg: TransformerConfig, x, k_cache, v_cache, wq, wk, wv, wo
     return _linear(o, wo, bo)
 
 
+def _decode_args(fn: str, cfg: TransformerConfig, batch, kv_len, new_tokens) -> tuple[int, int, int]:
+    """A decode step's counts, each a positive int, whose context fits the model's maximum."""
+    batch = _positive_int(batch, "batch", fn)
+    kv_len = _positive_int(kv_len, "kv_len", fn)
+    new_tokens = _positive_int(new_tokens, "new_tokens", fn)
+    if kv_len + new_tokens > cfg.max_seq:
+        raise ArgumentError(f"{fn}: kv_len + new_tokens = {kv_len + new_tokens:,} is beyond {cfg.name}'s "
+                            f"maximum context of {cfg.max_seq:,} tokens (max_seq)")
+    return batch, kv_len, new_tokens
+
+
 def decode_specs(cfg: TransformerConfig | str, part: str, batch: int, kv_len: int, new_tokens: int = 1,
                  dtype="float32") -> list[ShapeDtype]:
     """The argument shapes of :func:`decode_fn`: x, k_cache, v_cache, then ``param_specs(cfg, part)``."""
     cfg = get(cfg)
     if part not in DECODE_PARTS:
         raise ArgumentError(f"decode_specs: unknown decode part {part!r}; parts are {list(DECODE_PARTS)}")
-    batch = _positive_int(batch, "batch", "decode_specs")
-    kv_len = _positive_int(kv_len, "kv_len", "decode_specs")
-    new_tokens = _positive_int(new_tokens, "new_tokens", "decode_specs")
-    if kv_len + new_tokens > cfg.max_seq:
-        raise ArgumentError(f"decode_specs: kv_len + new_tokens = {kv_len + new_tokens:,} is beyond {cfg.name}'s "
-                            f"maximum context of {cfg.max_seq:,} tokens (max_seq)")
+    batch, kv_len, new_tokens = _decode_args("decode_specs", cfg, batch, kv_len, new_tokens)
     if cfg.sliding_window and kv_len + new_tokens > cfg.sliding_window:
         raise ArgumentError(f"decode_specs: kv_len + new_tokens = {kv_len + new_tokens} exceeds {cfg.name}'s "
                          f"sliding window of {cfg.sliding_window}; its cache holds the window only")
@@ -478,12 +484,7 @@ def decode_flops(cfg: TransformerConfig | str, batch: int, kv_len: int, new_toke
     """Matrix-product FLOPs of one layer's decode step: ``batch · T`` tokens through the layer matrices
     (2 per multiply-accumulate) plus scores and PV over ``kv_len + T`` positions: 2 · 2 · H · hd each."""
     cfg = get(cfg)
-    batch = _positive_int(batch, "batch", "decode_flops")
-    kv_len = _positive_int(kv_len, "kv_len", "decode_flops")
-    new_tokens = _positive_int(new_tokens, "new_tokens", "decode_flops")
-    if kv_len + new_tokens > cfg.max_seq:
-        raise ArgumentError(f"decode_flops: kv_len + new_tokens = {kv_len + new_tokens:,} is beyond {cfg.name}'s "
-                            f"maximum context of {cfg.max_seq:,} tokens (max_seq)")
+    batch, kv_len, new_tokens = _decode_args("decode_flops", cfg, batch, kv_len, new_tokens)
     d, kv, f = cfg.d_model, cfg.kv_heads * cfg.head_dim, cfg.d_ff
     mats = 2 * d * d + 2 * d * kv + cfg.experts_per_token * (2 if cfg.mlp == "gelu" else 3) * d * f + router_params(cfg)
     tokens = batch * new_tokens
