@@ -50,6 +50,12 @@
     } else if (s.getAttribute("tabindex") === "0") {
       s.removeAttribute("tabindex");
     }
+    // A table wider than the text column may take the room of the "On this page" column on a wide
+    // screen (labsim-fit.css), as figures do. Measured against the frame's parent, whose width the
+    // break-out does not change, so the class never flips back and forth.
+    if (!f.classList.contains("labsim-graph-frame") && f.parentElement) {
+      f.classList.toggle("labsim-breakout", s.scrollWidth > f.parentElement.clientWidth + 1);
+    }
     f.classList.toggle("at-start", s.scrollLeft <= 1);
     f.classList.toggle("at-end", s.scrollLeft + s.clientWidth >= s.scrollWidth - 1);
     f.style.setProperty("--labsim-scroll-top", s.offsetTop + "px");
