@@ -5,6 +5,10 @@ values per task. Every verdict is checked against what the machine and NumPy say
 """
 from __future__ import annotations
 
+import re
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -206,3 +210,49 @@ def test_progression_climbs_and_stays_under_peak():
 def test_a_task_object_is_accepted():
     t = ls.labs.task("scale")
     assert ls.labs.task(t) is t and ls.labs.check(scale_ok, t, BLOCK=256).passed
+
+
+# ---- the chapters' own labs: the starter they print fails, their solution passes, and the student
+# edition keeps the starter but cuts the solution ------------------------------------------------------
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+import labsim_student  # noqa: E402
+
+CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.S | re.M)
+CHAPTER_LABS = {  # chapter: (task, the starter's definition, the solution's check call)
+    "07_gpu": ("scale", "def scale_starter", "lab_solution = ls.labs.check("),
+    "08_warps": ("relu", "def relu_kernel", "lab_solution = ls.labs.check("),
+}
+
+
+def _lab_cells(text: str) -> list[str]:
+    return [c for c in CELL.findall(text) if "lab_starter =" in c or "lab_solution =" in c]
+
+
+@pytest.mark.parametrize("stem", sorted(CHAPTER_LABS))
+def test_the_chapters_lab_fails_its_starter_and_passes_its_solution(stem):
+    task, starter, solution = CHAPTER_LABS[stem]
+    text = (ROOT / "chapters" / f"{stem}.md").read_text(encoding="utf-8")
+    cells = _lab_cells(text)
+    assert len(cells) == 2 and starter in cells[0] and solution in cells[1]
+    ns = {"ls": ls, "tl": ls.blocks, "np": np}
+    for c in cells:
+        exec(compile(c, f"{stem}.md", "exec"), ns)
+    first, second = ns["lab_starter"], ns["lab_solution"]
+    assert first.task == second.task == task
+    assert first.correct and not first.passed and first.reason  # right values, misses the target
+    assert second.passed and second.correct
+    # the verdict is labsim's: NumPy error, sectors against the minimum, lanes, cycles
+    rows = {r["measure"]: r for r in second.rows()}
+    assert {"correct against NumPy", "32-byte sectors moved", "lanes used", "cycles", "verdict"} <= set(rows)
+    assert second.sectors >= second.min_sectors == ls.labs.task(task).min_sectors
+
+
+@pytest.mark.parametrize("stem", sorted(CHAPTER_LABS))
+def test_the_student_edition_keeps_the_starter_and_cuts_the_solution(stem):
+    _, starter, solution = CHAPTER_LABS[stem]
+    text = (ROOT / "chapters" / f"{stem}.md").read_text(encoding="utf-8")
+    out = labsim_student.strip_solutions(text)
+    assert starter in out and "lab_starter = ls.labs.check(" in out
+    assert solution in text and solution not in out
+    assert re.search(r"\{exercise\} Lab \d+\.\d+", out)
