@@ -96,6 +96,7 @@ def test_best_batch_meets_the_target():
     (lambda: tr.best_batch([], 0.01), ArgumentError, "best_batch: points"),
     (lambda: tr.best_batch(tr.batch_tradeoff(M, H100, [1], prompt=8, output=8), -1), ArgumentError, "tpot_slo_s"),
     (lambda: tr.kv_knee(M, -1), ArgumentError, "kv_knee: kv_len"),
+    (lambda: tr.kv_knee(M, 8, dtype="int3"), ArgumentError, "kv_knee: dtype: unknown dtype 'int3'"),
     (lambda: tr.compute_knee(M, "no chip", 8), LabsimError, "unknown chip .no chip."),
     (lambda: tr.max_batch(M, H100, 0), ArgumentError, "max_batch: context"),
 ])

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 
 from ..hardware import ExecUnit
 from ..machines.roofline import Bound
-from ..support.errors import ArgumentError, ArgumentTypeError, count
+from ..core.dtypes import itemsize
+from ..support.errors import ArgumentError, ArgumentTypeError, LabsimError, count
 from ..support.records import Record
 from . import _checks, llm
 from .stepcost import step_time
@@ -80,9 +81,10 @@ def kv_knee(cfg, kv_len: int, *, dtype="bfloat16") -> float:
     (``kv_len`` cached tokens per sequence): TPOT is about twice its batch-1 floor there."""
     cfg = _checks.model("kv_knee", cfg)
     kv_len = count("kv_knee", "kv_len", kv_len, minimum=0)
-    if dtype not in ("bfloat16", "float16", "float32", "float8_e4m3fn", "int8"):
-        raise ArgumentError(f"kv_knee: dtype must be one of 'bfloat16', 'float16', 'float32', 'float8_e4m3fn', "
-                            f"'int8', got {dtype!r}")
+    try:
+        itemsize(dtype)
+    except LabsimError as e:  # an unknown dtype: say which function and argument
+        raise ArgumentError(f"kv_knee: dtype: {e}") from None
     return llm.weight_bytes(cfg, dtype) / _per_sequence(cfg, kv_len, dtype)[1]
 
 
