@@ -86,7 +86,7 @@ book: $(STAMP) sysdeps _build/.labsim-stamp
 endif
 
 test: book
-	LABSIM_REQUIRE_BOOK=1 LABSIM_CHROMIUM=$(CHROMIUM) $(PY) -m pytest tests
+	LABSIM_REQUIRE_BOOK=1 LABSIM_CHROMIUM=$(CHROMIUM) $(PY) -m pytest tests --durations=25
 
 # ---- Reading and writing ----
 # book/_ext/labsim_lab.py: JupyterLab rooted at the repository (jupytext.toml applies), .md chapters open as
