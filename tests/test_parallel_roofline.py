@@ -86,3 +86,16 @@ def test_bad_input_names_the_argument(call, words):
     with pytest.raises(ls.LabsimError) as e:
         call()
     assert words in str(e.value)
+
+
+def test_gpipe_figure_draws_the_schedule():
+    from labsim.viz.pipeline import gpipe_figure
+
+    fig = gpipe_figure(4, 3, forward=0.5, backward=1.0)
+    fwd, bwd = fig.data
+    assert len(fwd.x) == len(bwd.x) == 4 * 3
+    # in units of a forward pass: forwards last 1, backwards 2; stage 4 starts its first forward at 3
+    assert set(fwd.x) == {1.0} and set(bwd.x) == {2.0}
+    assert min(b for b, y in zip(fwd.base, fwd.y) if y == "stage 4") == 3.0
+    end = max(b + w for b, w in zip(bwd.base, bwd.x))
+    assert end == pytest.approx((3 + 4 - 1) * 3)
