@@ -81,6 +81,10 @@ def test_gpipe_idle_share_is_the_bubble(p, m):
     (lambda: pr.tensor_limit(P, L, D, degrees=[]), "degrees"),
     (lambda: pr.gpipe(0, 4), "stages"),
     (lambda: pr.gpipe(4, 4, forward=0), "forward"),
+    (lambda: pr.times("data", P, 10, 8, chip="nope"), "times: chip"),
+    (lambda: pr.times("data", P, 10, 8, dtype="int3"), "times: dtype"),
+    (lambda: pr.times("data", P, 10, 8, topology="star"), "times: topology"),
+    (lambda: pr.plan(P, L, D, 1e4, 2, 0), "fsdp"),
 ])
 def test_bad_input_names_the_argument(call, words):
     with pytest.raises(ls.LabsimError) as e:

@@ -67,17 +67,25 @@ def _pos(fn: str, name: str, v) -> float:
     return float(v)
 
 
+def _named(fn: str, name: str, e: Exception) -> Exception:
+    """The same kind of labsim error, its message prefixed with the function and the argument."""
+    try:
+        return type(e)(f"{fn}: {name}: {e}")
+    except TypeError:  # an error class with another constructor: say it as a CollectiveError
+        return CollectiveError(f"{fn}: {name}: {e}")
+
+
 def _peak(fn: str, chip, dtype: str):
     try:
         c = _get_chip(chip)
-    except LabsimError:
-        raise
+    except LabsimError as e:
+        raise _named(fn, "chip", e) from None
     except (TypeError, KeyError) as e:
         raise ArgumentTypeError(f"{fn}: chip: {e}") from None
     try:
         return c, c.peak_flops(dtype)
-    except LabsimError:
-        raise
+    except LabsimError as e:
+        raise _named(fn, "dtype", e) from None
     except (TypeError, KeyError, ValueError) as e:
         raise CollectiveError(f"{fn}: dtype={dtype!r}: {e}") from None
 
@@ -98,7 +106,10 @@ def _comm(fn: str, c, link, topology, comm, latency) -> Callable:
     lk = _link(link, fn=fn) if link is not None else c.chip_link
     if lk is None:
         raise CollectiveError(f"{fn}: chip {c.name!r} has no chip_link: give link= or comm=")
-    topo = _topology(topology)
+    try:
+        topo = _topology(topology)
+    except LabsimError as e:
+        raise _named(fn, "topology", e) from None
     return lambda op, nbytes, n: time(op, nbytes, n, lk, topo, latency=latency)
 
 
@@ -192,12 +203,12 @@ class Plan:
 
 
 def plan(params: float, layers: int, d_model: int, tokens: float, tp: int, fsdp: int, *, chip="H100 SXM",
-         tp_comm: Callable, fsdp_comm: Callable, bytes_per_value: float = 2, state_bytes: float = ADAM_BYTES,
+         tp_comm: Callable | None = None, fsdp_comm: Callable | None = None, bytes_per_value: float = 2, state_bytes: float = ADAM_BYTES,
          dtype: str = "bfloat16") -> Plan:
     """A step of ``tokens`` on ``tp × fsdp`` chips. Memory per chip: ``state_bytes`` per parameter sharded
     over all chips, plus each layer's input kept for the backward pass (activation checkpointing) for the
     group's ``tokens/fsdp`` tokens. ``tp_comm(op, nbytes, n)`` runs inside a group, ``fsdp_comm`` across
-    groups (on the group's ``P/tp`` parameters)."""
+    groups (on the group's ``P/tp`` parameters); either defaults to a ring on the chip's ``chip_link``."""
     fn = "plan"
     P, T = _pos(fn, "params", params), _pos(fn, "tokens", tokens)
     b, s = _pos(fn, "bytes_per_value", bytes_per_value), _pos(fn, "state_bytes", state_bytes)
