@@ -127,15 +127,15 @@ def chapter_map(*, highlight=(), caption: str | None = None, name: str | None = 
     for h in highlight:
         _chapter("chapter_map", h)
     lit = set(highlight)
-    d = graphviz.Digraph("chapters", graph_attr={"rankdir": "TB", "bgcolor": "transparent", "nodesep": "0.15",
+    d = graphviz.Digraph("chapters", graph_attr={"rankdir": "TB", "bgcolor": "transparent", "nodesep": "0.12",
                                                   "ranksep": "0.3", "fontname": "Helvetica"},
                          node_attr={"shape": "box", "style": "rounded,filled", "fontname": "Helvetica",
                                     "fontsize": "12", "margin": "0.08,0.04", "height": "0.3"},
                          edge_attr={"color": "#333333", "arrowsize": "0.6"})
     for i, (label, ch) in enumerate(CHAPTERS.items(), 1):
         on = label in lit
-        d.node(label, f"{i} · {ch.short}", fillcolor=ROLE["compute"] if on else "#FFFFFF",
-               fontcolor="#FFFFFF" if on else "#000000", penwidth="2" if on else "1",
+        d.node(label, f"{i} · {ch.short}".replace(" and ", " and\n").replace("LLM ", "LLM\n").replace("Many ", "Many\n"), fillcolor=ROLE["compute"] if on else "#FFFFFF",
+               fontcolor="#FFFFFF" if on else "#000000", penwidth="2" if on else "1", fontname="Helvetica-Bold" if on else "Helvetica",
                color="#000000" if on else "#555555")
         for p in ch.prerequisites:
             d.edge(p, label)
