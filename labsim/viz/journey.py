@@ -168,8 +168,30 @@ def reading_time(label: str, source: str | None = None) -> int:
     return max(1, math.ceil(minutes))
 
 
+def path_minutes(reader: str) -> int:
+    """Minutes to read one of :data:`PATHS` (the sum of its chapters' :func:`reading_time`)."""
+    if reader not in PATHS:
+        raise ArgumentError(f"path_minutes: reader {reader!r} is not a reading path; the paths are "
+                            f"{', '.join(PATHS)}")
+    return sum(reading_time(label) for label in PATHS[reader][0])
+
+
+def chapter_table(base: str = "../chapters/"):
+    """Every chapter with its prerequisites (links under ``base``) and reading time, as a labsim Table."""
+    from ..support.tables import Table
+
+    def link(label: str) -> str:
+        return f'<a href="{html.escape(base + CHAPTERS[label].stem)}.html#{label}">{html.escape(chapter_title(label))}</a>'
+
+    rows = [{"chapter": f"{i} · " + link(label),
+             "read first": ", ".join(link(p) for p in ch.prerequisites) or "nothing",
+             "minutes": reading_time(label)} for i, (label, ch) in enumerate(CHAPTERS.items(), 1)]
+    return Table(rows, "The chapters, what to read first, and reading time", cards=False,
+                 html_cols=("chapter", "read first"))
+
+
 from .journey_strip import JourneyStrip, chapter_map, you_are_here  # noqa: E402  (the faces of this data)
 
 __all__ = ["STEPS", "CHAPTERS", "PATHS", "Chapter", "WORDS_PER_MINUTE", "CELL_MINUTES", "chapter_source",
-           "chapter_title", "source_counts", "reading_time", "you_are_here", "JourneyStrip", "chapter_map",
+           "chapter_title", "source_counts", "reading_time", "path_minutes", "chapter_table", "you_are_here", "JourneyStrip", "chapter_map",
            "ROLE", "TINT"]
