@@ -5,7 +5,7 @@ numbered, so Sphinx counts every enumerable node across the whole book ("Exercis
 After Sphinx has assigned its numbers (``env-get-updated``, where the toctree collector writes
 ``env.toc_fignumbers``), this extension renumbers each page's exercises in their order on the page as
 (chapter, k): the chapter is the one ``labsim_book`` gives figures (the numbered toctree if there is one,
-else the NN of ``chapters/NN_name``). Titles ("Exercise 3.1"), solutions ("Solution to Exercise 3.1")
+else the NN of ``chapters/NN_name``, or of ``NN_name`` when a chapter is built alone). Titles ("Exercise 3.1"), solutions ("Solution to Exercise 3.1")
 and {numref} links all read these numbers. A page that is not a numbered chapter keeps Sphinx's number.
 
 The student edition (``labsim_student``) cuts only solutions, never exercises, so the numbers stay.
@@ -22,7 +22,7 @@ def chapter_number(env, docname: str) -> tuple[int, ...]:
     nums = (getattr(env, "toc_secnumbers", {}) or {}).get(docname, {}).get("")
     if nums:
         return tuple(nums)
-    m = re.match(r"chapters/(\d+)_", docname)
+    m = re.match(r"(?:chapters/)?(\d\d)_", docname)  # chapters/NN_name (NN_name when a page is built alone)
     return (int(m.group(1)),) if m else ()
 
 

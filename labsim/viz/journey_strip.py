@@ -1,5 +1,4 @@
-"""The faces of :mod:`labsim.viz.journey`: the "you are here" strip (HTML, like labsim's tables and tabs)
-and the chapters' dependency diagram (a Graphviz :class:`~labsim.viz.graph.GraphDrawing`).
+"""The "you are here" strip of :mod:`labsim.viz.journey`: HTML, like labsim's tables and tabs.
 
 HTML contract of the strip (tested by ``tests/test_journey_strip.py``): a ``nav.labsim-journey`` with an
 ``aria-label``; two ``ol.labsim-journey-steps`` (steps 1-5, compiled once per shape; 6-10, run on every
@@ -14,6 +13,7 @@ from __future__ import annotations
 import html
 
 from ..support.text import plural
+from .journey_data import CHAPTERS, STEPS
 from .palette import ROLE, TINT
 
 _HIDDEN = ("position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;"
@@ -24,7 +24,6 @@ _HALVES = (("Compile: once per shape", 1, TINT["vector"]), ("Run: every call", 6
 
 
 def _href(label: str) -> str:
-    from .journey import CHAPTERS
     return f"{CHAPTERS[label].stem}.html#{label}"
 
 
@@ -42,7 +41,6 @@ class JourneyStrip:
 
     @property
     def lit_names(self) -> list[str]:
-        from .journey import STEPS
         return [STEPS[i - 1] for i in self.lit]
 
     def _steps_text(self) -> str:
@@ -64,10 +62,9 @@ class JourneyStrip:
     def _rule(self) -> str:
         c = self.counts
         return (f"{c['words']:,} words of prose at 200 a minute, {plural(c['code_cells'], 'code cell')} at "
-                f"1 minute, {plural(c['output_cells'], 'figure or table')} at half a minute")
+                f"1 minute, {plural(c['output_cells'], 'figure or table', 'figures or tables')} at half a minute")
 
     def to_html(self) -> str:
-        from .journey import STEPS
         halves = []
         for name, first, tint in _HALVES:
             items = []
@@ -101,45 +98,5 @@ class JourneyStrip:
         return self.to_html()
 
     def __repr__(self) -> str:
-        from .journey import STEPS
         marks = " ".join(f"[{i} {s}]" if i in self.lit else f"{i} {s}" for i, s in enumerate(STEPS, 1))
         return f"You are here ({self.title}): {marks}\n{self.card_text()}"
-
-
-def you_are_here(label: str) -> JourneyStrip:
-    """The "you are here" strip of the chapter ``label`` ("ch-roofline"): chapter 1's ten steps with those
-    this chapter explains lit, its prerequisites (links) and its reading time (:func:`journey.reading_time`)."""
-    from .journey import CHAPTERS, _chapter, chapter_source, chapter_title, reading_time, source_counts
-    ch = _chapter("you_are_here", label)
-    src = chapter_source(label)
-    pre = tuple((p, chapter_title(p)) for p in ch.prerequisites)
-    return JourneyStrip(label, chapter_title(label, src), ch.steps, pre, reading_time(label, src), source_counts(src))
-
-
-def chapter_map(*, highlight=(), caption: str | None = None, name: str | None = None):
-    """The chapters as a Graphviz drawing: an arrow from each prerequisite to the chapter that needs it.
-    ``highlight`` (chapter labels, e.g. a reading path) are drawn filled, bold and outlined."""
-    import graphviz
-
-    from .graph import GraphDrawing
-    from .journey import CHAPTERS, _chapter
-
-    for h in highlight:
-        _chapter("chapter_map", h)
-    lit = set(highlight)
-    d = graphviz.Digraph("chapters", graph_attr={"rankdir": "TB", "bgcolor": "transparent", "nodesep": "0.12",
-                                                  "ranksep": "0.3", "fontname": "Helvetica"},
-                         node_attr={"shape": "box", "style": "rounded,filled", "fontname": "Helvetica",
-                                    "fontsize": "12", "margin": "0.08,0.04", "height": "0.3"},
-                         edge_attr={"color": "#333333", "arrowsize": "0.6"})
-    for i, (label, ch) in enumerate(CHAPTERS.items(), 1):
-        on = label in lit
-        d.node(label, f"{i} · {ch.short}".replace(" and ", " and\n").replace("LLM ", "LLM\n").replace("Many ", "Many\n"), fillcolor=ROLE["compute"] if on else "#FFFFFF",
-               fontcolor="#FFFFFF" if on else "#000000", penwidth="2" if on else "1", fontname="Helvetica-Bold" if on else "Helvetica",
-               color="#000000" if on else "#555555")
-        for p in ch.prerequisites:
-            d.edge(p, label)
-    alt = "The chapters and what each needs first: " + "; ".join(
-        f"{i} {ch.short} needs " + (", ".join(CHAPTERS[p].short for p in ch.prerequisites) or "nothing")
-        for i, ch in enumerate(CHAPTERS.values(), 1)) + "."
-    return GraphDrawing(d.pipe(format="svg").decode("utf-8"), alt=alt, source=d.source, caption=caption, name=name)
