@@ -157,3 +157,40 @@ def test_built_site_numbers_exercises_per_chapter():
         titles = re.findall(r'<span class="caption-number">Exercise ([\d.]+) </span>', html)
         want = [f"{_number(page)}.{k}" for k in range(1, len(titles) + 1)]
         assert titles == want, f"{page.name}: exercise titles {titles[:4]}..., wanted {want[:4]}..."
+
+
+def _ext(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "book" / "_ext" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=_ids(CHAPTERS))
+def test_student_edition_keeps_every_exercise(path):
+    text = path.read_text(encoding="utf-8")
+    student = _ext("labsim_student").strip_solutions(text)
+    assert exercises(student) == exercises(text)
+    assert "{solution-start}" not in student
+
+
+def test_exercises_are_numbered_per_chapter():
+    import yaml
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    assert "labsim_exnum" in config["sphinx"]["local_extensions"]
+    exnum = _ext("labsim_exnum")
+
+    class Env:
+        toc_secnumbers: dict = {}
+        toc_fignumbers = {"chapters/03_roofline": {"exercise": {"b": (9,), "a": (8,), "c": (11,)}, "figure": {"f": (2,)}},
+                          "chapters/12_many_chips": {"exercise": {"z": (40,)}},
+                          "book/reading_paths": {"exercise": {"y": (1,)}}}
+
+    env = Env()
+    assert exnum.renumber(env) == ["chapters/03_roofline", "chapters/12_many_chips"]
+    assert env.toc_fignumbers["chapters/03_roofline"]["exercise"] == {"a": (3, 1), "b": (3, 2), "c": (3, 3)}
+    assert env.toc_fignumbers["chapters/12_many_chips"]["exercise"] == {"z": (12, 1)}
+    assert env.toc_fignumbers["chapters/03_roofline"]["figure"] == {"f": (2,)}  # figures are labsim_book's
+    assert env.toc_fignumbers["book/reading_paths"]["exercise"] == {"y": (1,)}  # not a chapter: unchanged
+    assert exnum.renumber(env) == []  # numbered once, stable
