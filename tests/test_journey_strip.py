@@ -58,7 +58,7 @@ def test_card_links_the_prerequisites_and_gives_minutes(label):
     p = _Steps()
     p.feed(strip.to_html())
     want = [f"{journey.CHAPTERS[q].stem}.html#{q}" for q in journey.CHAPTERS[label].prerequisites]
-    assert p.links == want
+    assert p.links == ["01_journey.html#ch-journey"] + want  # chapter 1's map, then the prerequisites
     assert strip.minutes == journey.reading_time(label) >= 1
     m = re.search(r"about (\d+) minutes?", strip.card_text())
     assert m and int(m.group(1)) == strip.minutes

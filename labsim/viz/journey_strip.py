@@ -88,8 +88,8 @@ class JourneyStrip:
                 f'<span class="labsim-journey-minutes" title="{html.escape(self._rule())}">'
                 f'{plural(self.minutes, "minute")}</span> ({html.escape(self._rule())}).</p>')
         head = (f'<p style="margin:0 0 .3em;font-size:14px;line-height:1.4"><strong>You are here.</strong> '
-                f'Chapter 1 follows one call through ten steps; this chapter explains {self._steps_text()} '
-                f'(filled, bold, outlined).</p>')
+                f'<a href="{_href("ch-journey")}">Chapter 1</a> follows one call through ten steps. This chapter '
+                f'explains {self._steps_text()}, drawn filled, bold and outlined.</p>')
         return (f'<nav class="labsim-journey" aria-label="You are here: this chapter on the journey" '
                 f'style="margin:.2em 0 1em">{head}<div style="display:flex;flex-wrap:wrap;gap:4px">'
                 f'{"".join(halves)}</div>{card}</nav>')
