@@ -167,8 +167,8 @@ def chapter_table(base: str = "../chapters/"):
     def link(label: str) -> str:
         return f'<a href="{html.escape(base + CHAPTERS[label].stem)}.html#{label}">{html.escape(chapter_title(label))}</a>'
 
-    rows = [{"chapter": f"{i} · " + link(label),
+    rows = [{"chapter": link(label),
              "read first": ", ".join(link(p) for p in ch.prerequisites) or "nothing",
-             "minutes": reading_time(label)} for i, (label, ch) in enumerate(CHAPTERS.items(), 1)]
+             "minutes": reading_time(label)} for label, ch in CHAPTERS.items()]
     return Table(rows, "The chapters, what to read first, and reading time", cards=True,
                  html_cols=("chapter", "read first"))
