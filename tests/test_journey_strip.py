@@ -135,3 +135,14 @@ def test_reading_paths_page_lists_the_paths_of_the_module():
     found = {who.strip().capitalize(): re.findall(r"^\d+\. \{ref\}`(ch-[a-z-]+)`", body, flags=re.M)
              for who, body in zip(blocks[::2], blocks[1::2])}
     assert found == {who: list(path) for who, (path, _) in journey.PATHS.items()}
+
+
+def test_chapter_table_and_path_minutes_come_from_the_data():
+    page = journey.chapter_table()._repr_html_()
+    for label, ch in journey.CHAPTERS.items():
+        assert f'href="../chapters/{ch.stem}.html#{label}"' in page
+        assert f'data-value="{journey.reading_time(label)}"' in page
+    for who, (path, _) in journey.PATHS.items():
+        assert journey.path_minutes(who) == sum(journey.reading_time(label) for label in path)
+    with pytest.raises(LabsimError, match="path_minutes: reader 'Nobody' .*Serving engineer"):
+        journey.path_minutes("Nobody")
