@@ -167,8 +167,9 @@ def chapter_table(base: str = "../chapters/"):
     def link(label: str) -> str:
         return f'<a href="{html.escape(base + CHAPTERS[label].stem)}.html#{label}">{html.escape(chapter_title(label))}</a>'
 
-    rows = [{"chapter": link(label),
-             "read first": ", ".join(link(p) for p in ch.prerequisites) or "nothing",
+    rows = [{"chapter": f"<span>{link(label)}</span>",
+             # one <span>: a card's cell lays its children out as one flex item each
+             "read first": "<span>" + (", ".join(link(p) for p in ch.prerequisites) or "nothing") + "</span>",
              "minutes": reading_time(label)} for label, ch in CHAPTERS.items()]
     return Table(rows, "The chapters, what to read first, and reading time", cards=True,
                  html_cols=("chapter", "read first"))
