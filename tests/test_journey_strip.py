@@ -146,3 +146,13 @@ def test_chapter_table_and_path_minutes_come_from_the_data():
         assert journey.path_minutes(who) == sum(journey.reading_time(label) for label in path)
     with pytest.raises(LabsimError, match="path_minutes: reader 'Nobody' .*Serving engineer"):
         journey.path_minutes("Nobody")
+
+
+def test_card_alone_has_no_steps():
+    card = viz.you_are_here("ch-journey", steps=False)
+    p = _Steps()
+    p.feed(card.to_html())
+    assert p.items == [] and "Read first:" in card.to_html() and "Reading time:" in card.to_html()
+    assert repr(card) == card.card_text()
+    with pytest.raises(LabsimError, match="you_are_here: steps must be True or False, got 'no'"):
+        viz.you_are_here("ch-journey", steps="no")

@@ -22,6 +22,7 @@ from .journey_data import (CELL_MINUTES, CHAPTERS, PATHS, STEPS, WORDS_PER_MINUT
                            chapter_source, chapter_table, chapter_title, path_minutes, reading_time,
                            source_counts)
 from .journey_strip import JourneyStrip, _href
+from ..support.errors import ArgumentTypeError
 from .palette import ROLE
 
 __all__ = ["STEPS", "CHAPTERS", "PATHS", "Chapter", "WORDS_PER_MINUTE", "CELL_MINUTES", "chapter_source",
@@ -29,13 +30,17 @@ __all__ = ["STEPS", "CHAPTERS", "PATHS", "Chapter", "WORDS_PER_MINUTE", "CELL_MI
            "JourneyStrip", "chapter_map"]
 
 
-def you_are_here(label: str) -> JourneyStrip:
+def you_are_here(label: str, *, steps: bool = True) -> JourneyStrip:
     """The "you are here" strip of the chapter ``label`` ("ch-roofline"): chapter 1's ten steps with those
-    this chapter explains lit, its prerequisites (links) and its reading time (:func:`journey.reading_time`)."""
+    this chapter explains lit, its prerequisites (links) and its reading time (:func:`journey.reading_time`).
+    ``steps=False`` gives the card alone (prerequisites and reading time), for chapter 1's own map."""
     ch = _chapter("you_are_here", label)
+    if not isinstance(steps, bool):
+        raise ArgumentTypeError(f"you_are_here: steps must be True or False, got {steps!r}")
     src = chapter_source(label)
     pre = tuple((p, chapter_title(p)) for p in ch.prerequisites)
-    return JourneyStrip(label, chapter_title(label, src), ch.steps, pre, reading_time(label, src), source_counts(src))
+    return JourneyStrip(label, chapter_title(label, src), ch.steps, pre, reading_time(label, src), source_counts(src),
+                        steps=steps)
 
 
 def chapter_map(*, highlight=(), caption: str | None = None, name: str | None = None):

@@ -31,7 +31,8 @@ class JourneyStrip:
     """The "you are here" strip of one chapter (see the module docstring); ``_repr_html_`` draws it."""
 
     def __init__(self, label: str, title: str, lit: tuple[int, ...], prerequisites: tuple[tuple[str, str], ...],
-                 minutes: int, counts: dict) -> None:
+                 minutes: int, counts: dict, steps: bool = True) -> None:
+        self.steps = steps  # False: the card alone (chapter 1, which draws its full map itself)
         self.label = label
         self.title = title
         self.lit = lit  # 1-based step numbers
@@ -90,13 +91,13 @@ class JourneyStrip:
         head = (f'<p style="margin:0 0 .3em;font-size:14px;line-height:1.4"><strong>You are here.</strong> '
                 f'<a href="{_href("ch-journey")}">Chapter 1</a> follows one call through ten steps. This chapter '
                 f'explains {self._steps_text()}, drawn filled, bold and outlined.</p>')
+        strip = f'{head}<div style="display:flex;flex-wrap:wrap;gap:4px">{"".join(halves)}</div>' if self.steps else ""
         return (f'<nav class="labsim-journey" aria-label="You are here: this chapter on the journey" '
-                f'style="margin:.2em 0 1em">{head}<div style="display:flex;flex-wrap:wrap;gap:4px">'
-                f'{"".join(halves)}</div>{card}</nav>')
+                f'style="margin:.2em 0 1em">{strip}{card}</nav>')
 
     def _repr_html_(self) -> str:
         return self.to_html()
 
     def __repr__(self) -> str:
         marks = " ".join(f"[{i} {s}]" if i in self.lit else f"{i} {s}" for i, s in enumerate(STEPS, 1))
-        return f"You are here ({self.title}): {marks}\n{self.card_text()}"
+        return f"You are here ({self.title}): {marks}\n{self.card_text()}" if self.steps else self.card_text()
