@@ -20,6 +20,8 @@
 - :func:`fmt_si` — a number with an SI prefix and its unit ("1.2 ms"); :mod:`calibration` — the
   calibration figures of the accuracy page.
 - :func:`plural` — a number with its noun in the right grammatical number, for computed captions.
+- :func:`you_are_here` — chapter 1's ten steps with a chapter's steps lit, its prerequisites and reading
+  time (:mod:`.journey`: the chapters' data, reading paths and their diagram).
 - :func:`tabs` — several texts (IR dumps, listings) side by side as tabs; stacked sections without JavaScript.
 """
 from . import gpu
@@ -43,6 +45,8 @@ from .roofline_anim import roofline_animation
 from ..support.text import plural
 from ..support.tables import fmt_si
 from . import calibration
+from . import journey
+from .journey import you_are_here
 
 __all__ = ["glue", "Figure", "Interactive", "in_book", "interactive", "show", "Animation", "animate", "control_kind",
            "ROLE", "TINT", "NEUTRAL", "SEQUENCE", "role", "GraphDrawing", "draw_graph", "pipeline_diagram",
@@ -50,4 +54,5 @@ __all__ = ["glue", "Figure", "Interactive", "in_book", "interactive", "show", "A
            "Tabs", "tabs", "pass_figure", "pass_slider", "gpu", "tpu", "programs", "timeline_spans", "timeline_steps",
            "save", "to_matplotlib", "collectives", "plural", "gpu_extra", "serving",
            "bars", "chart", "closed_form_vs_machine", "line", "message", "points", "ratio_bars", "rule", "share_bars",
-           "slot_grids", "status_grid", "fmt_si", "calibration", "roofline_anim", "roofline_animation"]
+           "slot_grids", "status_grid", "fmt_si", "calibration", "roofline_anim", "roofline_animation",
+           "journey", "you_are_here"]
