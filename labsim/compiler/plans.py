@@ -97,7 +97,9 @@ def matrix_path(chip: Chip | str | None) -> MatrixPath:
         side = chip.matrix_unit[0] if chip.matrix_unit else None  # the preset's MXU (hardware/presets_tpu.py)
         path = MATRIX_PATHS["TPU"]
         if side is None:
-            return path
+            r, c, _ = path.shape
+            return replace(path, note=f"{path.note}; the {chip.name} preset records no MXU shape, so the "
+                                      f"block assumes {r}×{c} arrays, and ls.tpu does not schedule this chip")
         return replace(path, mma=f"matmul on the MXU (a {side}×{side} systolic array)", shape=(side, side, side))
     if arch not in MATRIX_PATHS:
         raise ArgumentError(f"no matrix path for {chip.name} (arch {chip.arch!r}); labsim knows "
