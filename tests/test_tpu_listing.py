@@ -36,7 +36,7 @@ def _scheduled_blocks(prog, chip):
 
 
 @pytest.mark.parametrize("chip", ["TPU v5e", "TPU v6e"])
-@pytest.mark.parametrize("dtype", ["bfloat16", "float32", "int8"])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32", "int8", "float8_e4m3fn"])
 @pytest.mark.parametrize("m, n, k", SHAPES)
 def test_the_listing_prints_the_block_the_schedule_uses(m, n, k, dtype, chip):
     prog = _dot_program(m, n, k, dtype)
@@ -94,3 +94,16 @@ def test_choose_blocks_refuses_a_non_bool_double_buffer():
     with pytest.raises(ls.ArgumentTypeError,
                        match="choose_blocks.*double_buffer"):
         ls.tpu.choose_blocks(128, 128, 128, "TPU v5e", double_buffer="yes")
+
+
+def test_schedule_dot_reads_itemsizes_from_labsims_dtype_table():
+    # float8 (1 byte) is a labsim dtype NumPy does not know; a NumPy type is read as its name
+    f8 = ls.tpu.schedule_dot(512, 512, 512, "TPU v5e", dtype="float8_e4m3fn", out_dtype="float32")
+    bf = ls.tpu.schedule_dot(512, 512, 512, "TPU v5e", dtype="bfloat16", out_dtype="float32")
+    assert f8.bytes_read * 2 == bf.bytes_read and f8.bytes_written == bf.bytes_written == 512 * 512 * 4
+    import numpy as np
+    a = ls.tpu.schedule_dot(256, 256, 256, "TPU v5e", dtype=np.float32, precision="highest")
+    b = ls.tpu.schedule_dot(256, 256, 256, "TPU v5e", dtype="float32", precision="highest")
+    assert a.time == b.time and a.peak_flops == b.peak_flops
+    with pytest.raises(ls.tpu.TPUError, match="schedule_dot.*dtype 'nope'.*bfloat16"):
+        ls.tpu.schedule_dot(8, 8, 8, dtype="nope")

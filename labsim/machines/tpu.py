@@ -54,6 +54,7 @@ from ..compiler.kernel import Kernel, KernelKind
 from ..compiler.program import Program
 from ..compiler.tpu_blocks import DEFAULT_BLOCK, SUBLANES, block_rule, vmem_bytes as _vmem_bytes
 from ..core import ops
+from ..core.dtypes import ITEMSIZE, DtypeError, canonical_dtype as _canonical_dtype, itemsize as _dtype_itemsize
 from ..core.ops import OpKind
 from ..hardware import Chip, ChipKind, ExecUnit, get
 from . import roofline
@@ -243,8 +244,9 @@ def schedule_dot(m: int, n: int, k: int, chip: Chip | str = "TPU v5e", *, batch:
     for name, v in (("double_buffer", double_buffer), ("check_memory", check_memory)):
         if not isinstance(v, bool):
             raise ArgumentTypeError(f"{fn}: {name} must be True or False, got {v!r}")
-    s_in = np.dtype(_np_dtype(dtype)).itemsize
-    s_out = np.dtype(_np_dtype(out_dtype or dtype)).itemsize
+    s_in = _itemsize(fn, "dtype", dtype)
+    s_out = _itemsize(fn, "out_dtype", out_dtype or dtype)
+    dtype = _canonical_dtype(dtype)  # np.float32 and "float32" alike from here on
     bufs = 2 if double_buffer else 1
     if blocks is None:
         blk = choose_blocks(m, n, k, core, s_in, s_out, double_buffer)
@@ -281,14 +283,12 @@ def schedule_dot(m: int, n: int, k: int, chip: Chip | str = "TPU v5e", *, batch:
                        totals=aggregate(plan))
 
 
-def _np_dtype(dtype: str):
-    if dtype == "bfloat16":
-        return np.uint16  # two bytes, as bfloat16 (NumPy has no bfloat16)
+def _itemsize(fn: str, name: str, dtype) -> int:
+    """Bytes per element of ``dtype`` by labsim's dtype table (bfloat16 and the float8 types included)."""
     try:
-        return np.dtype(dtype)
-    except TypeError:
-        raise TPUError(f"ls.tpu: unknown dtype {dtype!r}; accepted: 'bfloat16' or a NumPy dtype name "
-                       f"('float32', 'int8', ...)") from None
+        return _dtype_itemsize(dtype)
+    except (DtypeError, TypeError):
+        raise TPUError(f"{fn}: unknown {name} {dtype!r}; accepted: a labsim dtype name ({', '.join(sorted(ITEMSIZE))})") from None
 
 
 def run_dot(a, b, chip: Chip | str = "TPU v5e", *, precision: str = "default", **kw) -> tuple[np.ndarray, DotSchedule]:
