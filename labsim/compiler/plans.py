@@ -28,8 +28,8 @@ class MatrixPath:
     NVIDIA machine instruction it becomes ("" where no public source names it); ``shape`` the (m, n, k) of
     one instruction for 16-bit inputs (``k`` covers 32 bytes of input, so 8-bit inputs take twice the k);
     ``tile`` the largest block tile (tm, tn, tk) labsim plans with (a TPU's tile is its VMEM block, from
-    :func:`labsim.compiler.tpu_blocks.block_rule`, the rule ``ls.tpu.schedule_dot`` uses); ``threads`` per block (``None`` where
-    the unit has no threads, as on a TPU). Tiles, stages and thread counts are labsim's CUTLASS-like
+    :func:`labsim.compiler.tpu_blocks.block_rule`, the rule ``ls.tpu.schedule_dot`` uses); ``threads`` per
+    block (``None`` where the unit has no threads, as on a TPU). Tiles, stages and thread counts are labsim's CUTLASS-like
     choices, not the only ones a library makes.
     """
 
@@ -148,7 +148,8 @@ def _p2(x: int, lo: int, cap: int) -> int:
 def _tpu_block(k, chip, path: MatrixPath, m: int, n: int, kk: int, isz: int) -> tuple[int, int, int]:
     """A TPU contraction's block (bm, bn, bk), as ``ls.tpu.kernel_cost`` schedules it: the chip's MXU and
     VMEM, the kernel's output itemsize, double-buffered. A TPU preset with no recorded MXU shape takes the
-    path's (128 × 128), one with no recorded VMEM is not fitted (``ls.tpu`` refuses such a chip)."""
+    path's (128 × 128; ``ls.tpu`` refuses such a chip); one with no recorded VMEM (v6e) is not fitted to
+    VMEM, as ``ls.tpu.choose_blocks`` does not fit it either."""
     c = get_chip(chip)
     mxu = tuple(c.matrix_unit) if c.matrix_unit else path.shape[:2]
     vmem = int(c.onchip["VMEM"]) if "VMEM" in c.onchip else None
