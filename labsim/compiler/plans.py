@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from ..core import ops
 from ..hardware import Chip, get as get_chip
 from .launch import KernelKind, Launch
+from .tpu_blocks import DEFAULT_BLOCK, block_rule
 
 
 PSEUDO_IR = ("// pseudo-PTX: labsim's kernel IR, which ls.simt runs; PTX-like for reading, not for ptxas "
@@ -26,8 +27,9 @@ class MatrixPath:
     ``mma`` is the instruction a compiler emits (PTX for NVIDIA, the ISA mnemonic for a CPU); ``sass`` the
     NVIDIA machine instruction it becomes ("" where no public source names it); ``shape`` the (m, n, k) of
     one instruction for 16-bit inputs (``k`` covers 32 bytes of input, so 8-bit inputs take twice the k);
-    ``tile`` the largest block tile (tm, tn, tk) labsim plans with; ``threads`` per block (``None`` where
-    the unit has no threads, as on a TPU). Tiles, stages and thread counts are labsim's CUTLASS-like
+    ``tile`` the largest block tile (tm, tn, tk) labsim plans with (a TPU's tile is its VMEM block, from
+    :func:`labsim.compiler.tpu_blocks.block_rule`, the rule ``ls.tpu.schedule_dot`` uses); ``threads`` per
+    block (``None`` where the unit has no threads, as on a TPU). Tiles, stages and thread counts are labsim's CUTLASS-like
     choices, not the only ones a library makes.
     """
 
@@ -73,9 +75,10 @@ MATRIX_PATHS: dict[str, MatrixPath] = {
         "TPU", "MXU", "matmul on the MXU (a systolic array)", "", (128, 128, 128),  # v6e: 256 (the preset's matrix_unit)
         "the TensorCore's scalar unit, by the compiler's static schedule",
         "DMA HBM → VMEM, started by the scalar unit ahead of use", "the MXU's result buffers, then vector registers",
-        (512, 512, 512), None, ("austin2025scaling",),
+        (DEFAULT_BLOCK,) * 3, None, ("austin2025scaling",),
         note="no threads or blocks: the compiler schedules tiles one after another on the MXUs "
-             "(a 512-wide tile is labsim's choice)"),
+             f"(VMEM blocks of up to {DEFAULT_BLOCK:,} a side, fitted to the product and to VMEM: labsim's "
+             "rule, the one ls.tpu.schedule_dot times)"),
     "Sapphire Rapids": MatrixPath(
         "Sapphire Rapids", "AMX tiles", "TDPBF16PS", "", (16, 16, 32), "one core",
         "TILELOADD: rows of memory (through the caches) into 1 KB tile registers", "AMX tile registers (fp32)",
@@ -94,7 +97,9 @@ def matrix_path(chip: Chip | str | None) -> MatrixPath:
         side = chip.matrix_unit[0] if chip.matrix_unit else None  # the preset's MXU (hardware/presets_tpu.py)
         path = MATRIX_PATHS["TPU"]
         if side is None:
-            return path
+            r, c, _ = path.shape
+            return replace(path, note=f"{path.note}; the {chip.name} preset records no MXU shape, so the "
+                                      f"block assumes {r}×{c} arrays, and ls.tpu does not schedule this chip")
         return replace(path, mma=f"matmul on the MXU (a {side}×{side} systolic array)", shape=(side, side, side))
     if arch not in MATRIX_PATHS:
         raise ArgumentError(f"no matrix path for {chip.name} (arch {chip.arch!r}); labsim knows "
@@ -140,6 +145,18 @@ def _p2(x: int, lo: int, cap: int) -> int:
     return max(lo, min(cap, 1 << max(0, (x - 1).bit_length())))
 
 
+def _tpu_block(k, chip, path: MatrixPath, m: int, n: int, kk: int, isz: int) -> tuple[int, int, int]:
+    """A TPU contraction's block (bm, bn, bk), as ``ls.tpu.kernel_cost`` schedules it: the chip's MXU and
+    VMEM, the kernel's output itemsize, double-buffered. A TPU preset with no recorded MXU shape takes the
+    path's (128 × 128; ``ls.tpu`` refuses such a chip); one with no recorded VMEM (v6e) is not fitted to
+    VMEM, as ``ls.tpu.choose_blocks`` does not fit it either."""
+    c = get_chip(chip)
+    mxu = tuple(c.matrix_unit) if c.matrix_unit else path.shape[:2]
+    vmem = int(c.onchip["VMEM"]) if "VMEM" in c.onchip else None
+    out_isz = k.outputs[0].aval.itemsize if k.outputs else isz
+    return block_rule(m, n, kk, mxu, vmem, isz, out_isz, double_buffer=True)
+
+
 def _plan(k, chip: Chip | str | None = None) -> TilePlan:
     """The plan without its launch (``launch=None``): what the lowering builds the kernel IR from."""
     if k.kind is not KernelKind.CONTRACTION:
@@ -158,7 +175,10 @@ def _plan(k, chip: Chip | str | None = None) -> TilePlan:
     sm, sn, sk = path.shape
     sk = max(sk, sk * 2 // isz) if isz < 2 else sk  # 8-bit inputs: k covers the same 32 bytes
     cm, cn, ck = path.tile
-    tm, tn, tk = _p2(m, min(sm, cm), cm), _p2(n, min(16, cn), cn), _p2(kk, min(sk, ck), ck)
+    if path.unit == "MXU":  # a TPU: the VMEM block the static schedule uses (ls.tpu.choose_blocks' rule)
+        tm, tn, tk = _tpu_block(k, chip, path, max(1, m), max(1, n), max(1, kk), isz)
+    else:
+        tm, tn, tk = _p2(m, min(sm, cm), cm), _p2(n, min(16, cn), cn), _p2(kk, min(sk, ck), ck)
     sn = min(sn, tn)  # a Hopper/Blackwell instruction spans the tile's n (up to 256)
     if path.arch in ("Ampere", "generic"):
         sn = path.shape[1]

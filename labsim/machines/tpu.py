@@ -52,7 +52,9 @@ import numpy as np
 
 from ..compiler.kernel import Kernel, KernelKind
 from ..compiler.program import Program
+from ..compiler.tpu_blocks import DEFAULT_BLOCK, SUBLANES, block_rule, vmem_bytes as _vmem_bytes
 from ..core import ops
+from ..core.dtypes import ITEMSIZE, DtypeError, canonical_dtype as _canonical_dtype, itemsize as _dtype_itemsize
 from ..core.ops import OpKind
 from ..hardware import Chip, ChipKind, ExecUnit, get
 from . import roofline
@@ -60,16 +62,12 @@ from .program_cost import ProgramCost
 from .roofline import KernelCost
 from .tpu_schedule import Plan, Step, Steps, Totals, aggregate
 
-SUBLANES = 8  # rows of A enter the MXU in groups of 8 (bf16[8,128] @ bf16[128,128] per push)
-DEFAULT_BLOCK = 1024  # the compiler's starting block edge, before it is fitted to the problem and to VMEM
+# SUBLANES (8 rows of A per MXU push) and DEFAULT_BLOCK (the starting block edge, 1,024) live with the block
+# rule in labsim.compiler.tpu_blocks, which the tile plan (kernel.listing_for) reads too.
 
 
 class TPUError(LabsimError, ValueError):
     """A request the TPU model cannot honour (not a TPU, a block that does not fit VMEM, ...)."""
-
-
-def _up(x: int, m: int) -> int:
-    return -(-x // m) * m
 
 
 @dataclass(frozen=True)
@@ -125,34 +123,21 @@ class Blocks:
         float32 accumulator: ``buffers·(bm·bk + bk·bn)·s_in + buffers·bm·bn·s_out + 4·bm·bn``."""
         for name, v in (("in_itemsize", in_itemsize), ("out_itemsize", out_itemsize), ("buffers", buffers)):
             _positive_int("Blocks.vmem_bytes", name, v)
-        return (buffers * (self.bm * self.bk + self.bk * self.bn) * in_itemsize
-                + buffers * self.bm * self.bn * out_itemsize + 4 * self.bm * self.bn)
+        return _vmem_bytes(self.bm, self.bn, self.bk, in_itemsize, out_itemsize, buffers)
 
 
 def choose_blocks(m: int, n: int, k: int, core: TensorCore, in_itemsize: int = 2, out_itemsize: int = 4,
                   double_buffer: bool = True) -> Blocks:
     """labsim's compiler rule: blocks of edge ``max(1024, MXU side)``, shrunk to the problem (rounded up to
-    8 rows and to the MXU's sides), then halved (k first, then n, then m) until they fit VMEM."""
+    8 rows and to the MXU's sides), then halved (k first, then n, then m) until they fit VMEM. The rule is
+    :func:`labsim.compiler.tpu_blocks.block_rule`, the one the tile plan (``kernel.listing_for``) prints."""
     if not isinstance(core, TensorCore):
         core = TensorCore.of(core)  # a chip or its name
     m, n, k = (_positive_int("ls.tpu.choose_blocks", name, v) for name, v in (("m", m), ("n", n), ("k", k)))
     in_itemsize, out_itemsize = (_positive_int("ls.tpu.choose_blocks", name, v)
                                  for name, v in (("in_itemsize", in_itemsize), ("out_itemsize", out_itemsize)))
-    r, c = core.mxu
-    edge = max(DEFAULT_BLOCK, r, c)
-    bm, bn, bk = min(_up(m, SUBLANES), edge), min(_up(n, c), edge), min(_up(k, r), edge)
-    bufs = 2 if double_buffer else 1
-    if core.vmem:
-        while Blocks(bm, bn, bk).vmem_bytes(in_itemsize, out_itemsize, bufs) > core.vmem:
-            if bk > r:
-                bk = max(r, bk // 2)
-            elif bn > c:
-                bn = max(c, bn // 2)
-            elif bm > SUBLANES:
-                bm = max(SUBLANES, bm // 2)
-            else:
-                break
-    return Blocks(bm, bn, bk)
+    flag("ls.tpu.choose_blocks", "double_buffer", double_buffer)
+    return Blocks(*block_rule(m, n, k, core.mxu, core.vmem, in_itemsize, out_itemsize, double_buffer))
 
 
 @dataclass(frozen=True)
@@ -259,8 +244,9 @@ def schedule_dot(m: int, n: int, k: int, chip: Chip | str = "TPU v5e", *, batch:
     for name, v in (("double_buffer", double_buffer), ("check_memory", check_memory)):
         if not isinstance(v, bool):
             raise ArgumentTypeError(f"{fn}: {name} must be True or False, got {v!r}")
-    s_in = np.dtype(_np_dtype(dtype)).itemsize
-    s_out = np.dtype(_np_dtype(out_dtype or dtype)).itemsize
+    s_in = _itemsize(fn, "dtype", dtype)
+    s_out = _itemsize(fn, "out_dtype", out_dtype or dtype)
+    dtype = _canonical_dtype(dtype)  # np.float32 and "float32" alike from here on
     bufs = 2 if double_buffer else 1
     if blocks is None:
         blk = choose_blocks(m, n, k, core, s_in, s_out, double_buffer)
@@ -297,14 +283,12 @@ def schedule_dot(m: int, n: int, k: int, chip: Chip | str = "TPU v5e", *, batch:
                        totals=aggregate(plan))
 
 
-def _np_dtype(dtype: str):
-    if dtype == "bfloat16":
-        return np.uint16  # two bytes, as bfloat16 (NumPy has no bfloat16)
+def _itemsize(fn: str, name: str, dtype) -> int:
+    """Bytes per element of ``dtype`` by labsim's dtype table (bfloat16 and the float8 types included)."""
     try:
-        return np.dtype(dtype)
-    except TypeError:
-        raise TPUError(f"ls.tpu: unknown dtype {dtype!r}; accepted: 'bfloat16' or a NumPy dtype name "
-                       f"('float32', 'int8', ...)") from None
+        return _dtype_itemsize(dtype)
+    except (DtypeError, TypeError):
+        raise TPUError(f"{fn}: unknown {name} {dtype!r}; accepted: a labsim dtype name ({', '.join(sorted(ITEMSIZE))})") from None
 
 
 def run_dot(a, b, chip: Chip | str = "TPU v5e", *, precision: str = "default", **kw) -> tuple[np.ndarray, DotSchedule]:

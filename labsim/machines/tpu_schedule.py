@@ -19,10 +19,10 @@ import itertools
 import sys
 from dataclasses import dataclass
 
+from ..compiler.tpu_blocks import SUBLANES  # noqa: F401  (rows of A per MXU push; one constant for labsim)
 from ..support.errors import ArgumentError, ArgumentTypeError
 
 NEG = float("-inf")
-SUBLANES = 8
 
 
 def _up(x: int, m: int) -> int:
