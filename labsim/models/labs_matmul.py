@@ -79,7 +79,11 @@ class Step:
         return self.achieved / self.peak
 
     def row(self) -> dict:
-        return {"step": self.name, "how": self.how, "TFLOP/s": self.achieved / 1e12,
+        r = self.measured
+        run = ("its sectors, counted in the lab above" if r is None else
+               f"{r.blocks_per_sm} block{'s' if r.blocks_per_sm > 1 else ''} on one SM: {r.cycles[0]:,} cycles at "
+               f"K = {r.ks[0]}, {r.cycles[1]:,} at K = {r.ks[1]}")
+        return {"step": self.name, "how": self.how, "run on the SIMT machine": run, "TFLOP/s": self.achieved / 1e12,
                 "% of peak": 100 * self.fraction, "bound": self.bound}
 
 

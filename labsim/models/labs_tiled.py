@@ -31,7 +31,7 @@ FP32 = 4
 def tiled_kernel(m: int, n: int, k: int, tile: tuple = (32, 32, 32), per_thread: tuple = (1, 1)) -> KernelIR:
     """The kernel IR of a shared-memory tiled float32 product ``[m, k] @ [k, n]``: block tile
     ``tile = (BM, BN, BK)``, ``per_thread = (TM, TN)`` outputs per thread. Parameters a, b (inputs), c."""
-    fn = "ls.labs.tiled_kernel"
+    fn = "labsim.models.labs_tiled.tiled_kernel"
     for name, v in (("m", m), ("n", n), ("k", k)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ArgumentError(f"{fn}: {name}={v!r} must be a positive int")
