@@ -52,8 +52,8 @@ def tiled_kernel(m: int, n: int, k: int, tile: tuple = (32, 32, 32), per_thread:
         raise ArgumentError(f"{fn}: tile={tile!r} with per_thread={per_thread!r} gives {threads} threads per "
                             f"block; give a multiple of 32 up to 1,024")
     if (bm * bk) % threads or (bk * bn) % threads:
-        raise ArgumentError(f"{fn}: the block's {threads} threads must split the A tile ({bm}×{bk}) and the B "
-                            f"tile ({bk}×{bn}) evenly")
+        raise ArgumentError(f"{fn}: tile={tile!r} with per_thread={per_thread!r} gives {threads} threads, which "
+                            f"must split the A tile ({bm}×{bk}) and the B tile ({bk}×{bn}) evenly")
     gx = n // bn
     b = Builder()
     u = lambda x: Imm(x, "u32")
