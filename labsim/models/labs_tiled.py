@@ -1,4 +1,4 @@
-"""Steps 3 and 4 of chapter 10's progression as kernels the SIMT machine runs (``ls.labs.tiled_kernel``).
+"""Steps 3 to 5 of chapter 10's progression as kernels the SIMT machine runs, and the runs that measure them.
 
 One builder writes both, in the kernel IR the compiler emits (as ``ls.simt``'s experiments do), for
 ``C[M, N] = A[M, K] @ B[K, N]`` in float32, row-major, one block per ``BM × BN`` tile of C:
@@ -12,7 +12,13 @@ One builder writes both, in the kernel IR the compiler emits (as ``ls.simt``'s e
 
 ``TM = TN = 1`` is Boehm's kernel 3 (shared-memory tiles: two shared loads per multiply-add);
 ``TM = TN = 8`` is his kernel 5 (register tiles: ``TM + TN`` shared loads for ``TM · TN``
-multiply-adds) {cite}`boehm-cuda-matmul`. M, N and K must be multiples of the tile (no edge code).
+multiply-adds), after Boehm's CUDA matmul worklog. M, N and K must be multiples of the tile (no edge code).
+The shared-memory addresses a thread reads are kept in registers (PTX folds them into ``[reg + imm]``);
+since labsim counts every virtual register (an upper bound), the SIMT machine's occupancy for these
+kernels is lower than a real compiler's register allocation would allow.
+
+:func:`measure_tiled` (steps 3 and 4) and :func:`measure_tensor` (step 5: the compiler's bfloat16 kernel)
+run one wave on one SM at two depths of K and return a :class:`Measured`.
 """
 from __future__ import annotations
 
