@@ -64,7 +64,8 @@ def test_the_chart_is_the_measured_cycles_extrapolated_by_waves():
         assert s.fraction == pytest.approx(s.flops / max(s.compute_time, s.memory_time) / s.peak)
     # Boehm's lesson in the machine's cycles: register tiles issue fewer cycles per FLOP than shared-memory tiles
     s3, s4 = steps[2].measured, steps[3].measured
-    per_flop = lambda r: (r.cycles[1] - r.cycles[0]) / (2 * r.tile[0] * r.tile[1] * r.blocks_per_sm * (r.ks[1] - r.ks[0]))
+    def per_flop(r):  # a wave's cycles per K step over its FLOPs per K step
+        return (r.cycles[1] - r.cycles[0]) / (2 * r.tile[0] * r.tile[1] * r.blocks_per_sm * (r.ks[1] - r.ks[0]))
     assert per_flop(s4) < per_flop(s3) / 2
     # a deeper product costs more cycles per wave, and the chart follows
     deeper = ls.labs.progression(m, n, 2 * k, CHIP, **SECTORS)

@@ -132,7 +132,8 @@ def progression(m: int, n: int, k: int, chip="H100 SXM", *, naive_sectors: float
                          measure_tiled(key, (bm, bn, reg_depth), (tm, tn)), m, n, k, c, flops, peak))
     t5 = measure_tensor(key)
     ins = "wgmma" if t5.ir.arch == "Hopper" else "mma.sync" if t5.ir.arch == "Ampere" else "tensor-core MMA"
-    steps.append(_scaled("5 tensor-core tiles", f"bfloat16 {t5.tile[0]}×{t5.tile[1]} tiles, {ins} (the compiler's kernel)",
+    steps.append(_scaled("5 tensor-core tiles",
+                         f"bfloat16 {t5.tile[0]}×{t5.tile[1]} tiles, {ins} (the compiler's kernel)",
                          t5, m, n, k, c, flops, peak))
     return steps
 

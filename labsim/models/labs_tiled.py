@@ -173,10 +173,14 @@ def _fit(chip, kernel: str, run, tile, bk: int) -> Measured:
     for k in (bk, 2 * bk):
         r, m, out, a, b, copied = run(bps, k, rng, True)  # one full wave
         err = max(err, float(np.max(np.abs(out.reshape(m, tile[1]) - a @ b))))
+        if err > 0:  # exact inputs: a right kernel gives NumPy's product to the bit
+            raise LabsimError(f"ls.labs.progression: the {kernel} kernel on {getattr(chip, 'name', chip)} differs "
+                              f"from NumPy's a @ b by {err:g} at K = {k}; it cannot feed the chart")
         cycles.append(r.cycles)
         hbm.append(r.transactions()["sectors"] * SECTOR + copied * bps * -(-k // bk))
         ir = r.ir
-    return Measured(kernel, getattr(chip, "name", chip), tuple(tile), bps, (bk, 2 * bk), tuple(cycles), tuple(hbm), err, ir)
+    return Measured(kernel, getattr(chip, "name", chip), tuple(tile), bps, (bk, 2 * bk), tuple(cycles), tuple(hbm),
+                    err, ir)
 
 
 def measure_tiled(chip, tile: tuple, per_thread: tuple) -> Measured:
