@@ -87,3 +87,17 @@ def test_bad_input_is_refused_by_name():
         ls.labs.progression(64, 64, 64, CHIP, reg_tile=(128, 128, 8), **SECTORS)
     with pytest.raises(ls.ArgumentError, match="reg_depth must be at least 1"):
         ls.labs.progression(64, 64, 64, CHIP, reg_depth=0, **SECTORS)
+
+
+def test_a_wrong_kernel_cannot_feed_the_chart():
+    from labsim.machines.simt import run_ir
+    from labsim.models.labs_tiled import _fit
+
+    def off_by_one_run(blocks, k, rng, timed):  # the right kernel, with one output changed afterwards
+        a, b = np.ones((32 * blocks, k), np.float32), np.ones((k, 32), np.float32)
+        r = run_ir(tiled_kernel(32 * blocks, 32, k), {"a": a, "b": b}, CHIP, sms=1, trace=timed)
+        out = r.outputs["c"].copy()
+        out[5] += 1.0
+        return r, 32 * blocks, out, a, b, 0
+    with pytest.raises(ls.LabsimError, match="differs from NumPy's a @ b by 1 at K = 32"):
+        _fit(CHIP, "broken", off_by_one_run, (32, 32), 32)
