@@ -6,6 +6,7 @@ for the same 4,096³ bf16 product; these tests fail if the two drift apart again
 """
 from __future__ import annotations
 
+from labsim.support.text import plural
 import math
 import re
 from dataclasses import astuple
@@ -52,8 +53,8 @@ def test_the_listing_prints_the_block_the_schedule_uses(m, n, k, dtype, chip):
     assert f"computes a {bm}×{bn} tile of C; K in steps of {bk}" in text, text
     # the listing's count of tiles and K steps is the schedule's grid
     _, gi, gj, gk = sched.grid
-    assert f"// {gi * gj} tiles;" in text
-    assert f"for k0 in 0..{k} step {bk}:               // {gk} iterations" in text
+    assert f"// {plural(gi * gj, 'tile')};" in text
+    assert f"for k0 in 0..{k} step {bk}:               // {plural(gk, 'iteration')}" in text
     assert gk == math.ceil(k / bk)
 
 

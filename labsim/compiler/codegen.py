@@ -122,7 +122,7 @@ def tile_plan_text(k, chip: Chip | str | None = None) -> str:
         f"// C[{b}×{m}×{n}] = A[{m}×{kk}] · B[{kk}×{n}]" + (f", batch {b}" if b > 1 else ""),
         f"// tile plan: each {'block' if plan.launch else 'step'} computes a {tm}×{tn} tile of C; K in steps of {tk} ({plural(steps, 'step')})",
         (f"// launch: {plan.launch}  ({plural(plan.launch.blocks, 'tile')})" if plan.launch
-         else f"// {tiles} tiles; {path.note}"),
+         else f"// {plural(tiles, 'tile')}; {path.note}"),
     ]
     if plan.launch and path.note and path.arch != "generic":
         lines.append(f"// {path.note}")
@@ -130,7 +130,7 @@ def tile_plan_text(k, chip: Chip | str | None = None) -> str:
         f"for each tile (bm, bn{', batch' if b > 1 else ''}):"
         + ("                 // one block, on one SM" if plan.launch else ""),
         f"    acc[{tm}×{tn}] = 0                         // accumulators in {path.accumulators}",
-        f"    for k0 in 0..{kk} step {tk}:               // {steps} iterations",
+        f"    for k0 in 0..{kk} step {tk}:               // {plural(steps, 'iteration')}",
         f"        A_s ← {a_sl}    // {tm * tk * isz} B, {path.load}",
         f"        B_s ← {b_sl}    // {tk * tn * isz} B",
         f"        acc += A_s · B_s                       // {how}",

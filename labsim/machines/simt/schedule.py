@@ -34,15 +34,28 @@ def _latency_and_busy(ins: Instr, chip: Chip, timing: Timing) -> tuple[int, int,
     if u is Pipe.SHARED:
         return timing.shared, 1, "shared"
     if u is Pipe.TENSOR:
-        flops = 2 * ins.attrs.get("rows", 16) * ins.attrs.get("tn", 8) * ins.attrs.get("tk", 16)
-        per_clock = timing.tensor_flops
-        busy = max(1, int(np.ceil(flops / per_clock)))
-        return busy + timing.alu, busy, "tensor"
+        return _tensor_cost(ins, 0, timing)
     if u is Pipe.CONTROL:
         return timing.branch, 1, "control"
     if ins.op in ("ld",) and "param" in ins.mod:
         return timing.alu, 1, "alu"
     return timing.alu, per_part(sm.fp32_lanes), "alu"
+
+
+def _tensor_cost(ins: Instr, warp_in_block: int, timing: Timing) -> tuple[int, int, str]:
+    """A tile-level matrix instruction on one warp's sub-partition tensor core, by the rule the values
+    follow (``values._mma``): ``rows`` rows per issuing group of ``group`` warps, so a warpgroup
+    instruction (``group`` 4) puts a quarter of its FLOPs on each of its four warps' tensor cores; a warp
+    whose row block lies outside the tile (the copying warpgroup, ``shift_groups``) does no tensor work
+    and only takes an issue slot."""
+    at = ins.attrs
+    group, rows, tm = at.get("group", 1), at.get("rows", 16), at.get("tm", at.get("rows", 16))
+    r0 = (warp_in_block // group - at.get("shift_groups", 0)) * rows
+    if not 0 <= r0 < tm:
+        return timing.alu, 1, "tensor"
+    flops = 2 * rows * at.get("tn", 8) * at.get("tk", 16) / group
+    busy = max(1, int(np.ceil(flops / timing.tensor_flops)))
+    return busy + timing.alu, busy, "tensor"
 
 
 def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n_blocks: int, blocks_per_sm: int,
@@ -99,6 +112,7 @@ def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n
                                                        Stall.ISSUED))
     unit_of = [unit_id[x[2]] for x in lat]
     pending_mem = {}
+    tensor_cost = {}  # (pc, warp in block) -> the tensor instruction's cost for that warp
 
     def launch(o, cyc):
         while o.queue:
@@ -176,6 +190,11 @@ def _play(ir: KernelIR, chip: Chip, seqs: list[tuple[np.ndarray, np.ndarray]], n
                     st[col[w]] = IS
                     pc = seq_pc[w][pos[w]]
                     latency, busy, uname = lat[pc]
+                    if uname == "tensor":
+                        key = (pc, w % nw)
+                        if key not in tensor_cost:
+                            tensor_cost[key] = _tensor_cost(code[pc], w % nw, timing)
+                        latency, busy, _ = tensor_cost[key]
                     busy_k[unit_of[pc]] = cycle + busy
                     if writes[pc] >= 0:
                         ready[w][writes[pc]] = cycle + latency
