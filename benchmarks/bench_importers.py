@@ -7,6 +7,8 @@ which the importers refuse (labsim does not model gathers); the model takes the 
 Each import is split into the framework's own capture (``jax.make_jaxpr``; ``torch.export`` and
 ``run_decompositions``) and labsim's translation (the whole ``from_*`` call less that capture, measured
 by timing the capture alone), then ``ls.compile``. Target: under 5 s end to end for each framework.
+Then the live widget of book/bring_your_own.md, timed as ``bench_widgets.py`` times widgets
+(every value of every control after one warm-up call; target p95 ≤ 100 ms).
 Skipped, with a message, for a framework that is not installed (``make crosscheck`` installs both).
 """
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.pop("LABSIM_BOOK", None)
 
-from _bench import table  # noqa: E402
+from _bench import ROOT, pct, record_widgets, table, time_widget  # noqa: E402
 
 import labsim as ls  # noqa: E402
 from labsim.importers import examples  # noqa: E402
@@ -28,6 +30,7 @@ from labsim.importers import examples  # noqa: E402
 LAYERS, D, HEADS, SEQ, BATCH = 12, 768, 12, 128, 1
 REPEATS = 3
 TARGET_S = 5.0
+TARGET_MS = 100.0
 
 
 def _times(fn, repeats=REPEATS):
@@ -128,6 +131,14 @@ def main() -> None:
                "labsim total", "end to end", "ok"], rows)
     for s in skipped:
         print(s)
+    widgets = []
+    for page, w in record_widgets([ROOT / "book" / "bring_your_own.md"]):
+        times = time_widget(w)
+        p95 = pct(times, 95)
+        widgets.append([page, ", ".join(w.controls_spec), str(len(times)), f"{statistics.median(times):.1f}",
+                        f"{p95:.1f}", f"{max(times):.1f}", "yes" if p95 <= TARGET_MS else "NO"])
+    table(f"Live widget callbacks of 'Bring your own model' (ms; target p95 ≤ {TARGET_MS:.0f} ms)",
+          ["page", "controls", "calls", "p50", "p95", "max", "ok"], widgets)
 
 
 if __name__ == "__main__":
