@@ -11,12 +11,13 @@ JAX is imported only inside :func:`from_jax`: labsim needs NumPy alone.
 """
 from __future__ import annotations
 
+import math
 import string
 
 import numpy as np
 
 from ..core.avals import ShapeDtype
-from ..core.trace import trace
+from ..core.trace import Tracer, bind, trace
 from ..frontend import nn as lnn
 from ..frontend import numpy as lnp
 from .common import ImportUnsupportedError, dtype_name, need, unsupported
@@ -46,10 +47,20 @@ def _dot_general(x, y, *, dimension_numbers, preferred_element_type=None, **_):
 
 
 def _broadcast_in_dim(x, *, shape, broadcast_dimensions, **_):
-    mid = [1] * len(shape)
-    for i, d in enumerate(broadcast_dimensions):
-        mid[d] = x.shape[i]
-    return lnp.broadcast_to(lnp.reshape(x, tuple(mid)), tuple(shape))
+    """labsim's ``broadcast`` is XLA's ``broadcast_in_dim``: one node, as ``lnp`` emits it (a reshape and a
+    broadcast would put a (1, 1, d) view of a layer-norm scale inside a row kernel, which row fusion
+    refuses). Only new size-1 axes (``keepdims``): a reshape, as ``lnp`` emits it."""
+    shape = tuple(int(s) for s in shape)
+    if tuple(x.shape) == shape:
+        return x
+    if math.prod(shape) == math.prod(x.shape):
+        y = lnp.reshape(x, shape)
+        if isinstance(x, Tracer) and len(shape) > x.ndim:  # remembered: a later broadcast reads x itself
+            _EXPANDED[id(y)] = (y, x, tuple(int(d) for d in broadcast_dimensions))
+        return y
+    if not isinstance(x, Tracer):
+        x = lnp.asarray(x)
+    return bind("broadcast", x, shape=shape, broadcast_dimensions=tuple(int(d) for d in broadcast_dimensions))
 
 
 def _iota(*, dtype, shape, dimension, **_):
@@ -130,9 +141,33 @@ def _cumsum(x, *, axis, reverse=False, **_):
     return lnp.transpose(y, tuple(int(i) for i in np.argsort(perm)))
 
 
+#: id(y) -> (y, x, dims) for each ``y = broadcast_in_dim(x)`` that only added size-1 axes (jnp's rank
+#: promotion of a bias or a scale); filled while one jaxpr is interpreted, emptied by :func:`from_jax`
+_EXPANDED: dict[int, tuple] = {}
+
+
+def _direct(xs):
+    """Where an operand is a size-1 expansion of ``x`` that the op then broadcasts, broadcast ``x`` in one
+    node, as ``lnp`` does for a (d,) bias: a (1, 1, d) view inside a row kernel is refused by row fusion."""
+    shapes = [tuple(x.shape) for x in xs if hasattr(x, "shape")]
+    if len(shapes) < 2:
+        return xs
+    out = tuple(max(d) for d in zip(*shapes)) if len({len(s) for s in shapes}) == 1 else None
+    if out is None:
+        return xs
+    res = []
+    for x in xs:
+        hit = _EXPANDED.get(id(x)) if isinstance(x, Tracer) else None
+        if hit is not None and tuple(x.shape) != out and hit[0] is x and \
+                all(hit[1].shape[i] in (1, out[d]) for i, d in enumerate(hit[2])):
+            x = bind("broadcast", hit[1], shape=out, broadcast_dimensions=hit[2])
+        res.append(x)
+    return res
+
+
 def _ew(f):
     """An element-wise rule: the primitive's parameters (accuracy hints and the like) change no value."""
-    return lambda *xs, **_: f(*xs)
+    return lambda *xs, **_: f(*_direct(xs))
 
 
 RULES = {
@@ -256,9 +291,13 @@ def from_jax(f, *example_args, name: str | None = None):
     fname = name or getattr(f, "__name__", "f")
 
     def program(*args):
+        _EXPANDED.clear()
         ins = jax.tree_util.tree_leaves(args, is_leaf=lambda x: not isinstance(x, (tuple, list, dict)))
         outs = _run(closed.jaxpr, closed.consts, list(ins), fname)
         return jax.tree_util.tree_unflatten(out_def, outs)
 
     program.__name__ = fname
-    return trace(program, *jax.tree_util.tree_unflatten(in_def, specs))
+    try:
+        return trace(program, *jax.tree_util.tree_unflatten(in_def, specs))
+    finally:
+        _EXPANDED.clear()

@@ -46,8 +46,40 @@ def _ax(x, d):
     return d + x.ndim if d < 0 else d
 
 
+#: id(2-D view) -> (view, the higher-rank value it flattens): core ATen lowers ``linear`` on (b, t, d) to
+#: view -> addmm -> view; the rules below compute the product on (b, t, d) itself, as ``lnp`` does, so the
+#: bias add and what follows stay one shape (row fusion refuses a (b·t, d) value in a (b, t, d) kernel).
+#: Filled while one exported graph is interpreted, emptied by :func:`from_torch`.
+_FLAT: dict[int, tuple] = {}
+
+
 def _reshape(x, shape, *_, **__):
-    return lnp.reshape(x, tuple(int(s) for s in shape))
+    shape = tuple(int(s) for s in shape)
+    hit = _FLAT.get(id(x))
+    if hit is not None and hit[0] is x and tuple(hit[1].shape) == shape:
+        return hit[1]
+    y = lnp.reshape(x, shape)
+    if len(shape) == 2 and x.ndim > 2 and shape[-1] == x.shape[-1]:
+        _FLAT[id(y)] = (y, x)
+    return y
+
+
+def _unflat(a, f):
+    """``f`` applied to the higher-rank value ``a`` flattens (if any), and the 2-D result remembered."""
+    hit = _FLAT.get(id(a))
+    if hit is None or hit[0] is not a:
+        return f(a)
+    full = f(hit[1])
+    y = lnp.reshape(full, (math.prod(full.shape[:-1]), full.shape[-1]))
+    _FLAT[id(y)] = (y, full)
+    return y
+
+
+def _addmm(c, a, b, *, beta=1, alpha=1):
+    def f(a):
+        prod = a @ b if alpha == 1 else (a @ b) * alpha
+        return (c * beta if beta != 1 else c) + prod
+    return _unflat(a, f)
 
 
 def _expand(x, size, *_, **__):
@@ -184,9 +216,8 @@ RULES = {
     "logical_and": lambda x, y: lnp.not_equal(_as_int(_bool(x)) * _as_int(_bool(y)), 0),
     "logical_or": lambda x, y: lnp.not_equal(lnp.maximum(_as_int(_bool(x)), _as_int(_bool(y))), 0),
     "any": _any,
-    "mm": lambda a, b: a @ b, "bmm": lambda a, b: a @ b, "matmul": lambda a, b: a @ b,
-    "addmm": lambda c, a, b, *, beta=1, alpha=1: (c * beta if beta != 1 else c) + (a @ b) * alpha
-    if alpha != 1 else (c * beta if beta != 1 else c) + a @ b,
+    "mm": lambda a, b: _unflat(a, lambda a: a @ b), "bmm": lambda a, b: a @ b, "matmul": lambda a, b: a @ b,
+    "addmm": _addmm,
     "linear": lambda x, w, b=None: x @ lnp.transpose(w) + b if b is not None else x @ lnp.transpose(w),
     "sum": _reduce(lnp.sum), "mean": _reduce(lnp.mean), "amax": _reduce(lnp.max), "amin": _reduce(lnp.min),
     "_softmax": lambda x, dim, *_, **__: lnn.softmax(x, axis=dim), "softmax": lambda x, dim, *_, **__:
@@ -287,6 +318,7 @@ def from_torch(module_or_fn, *example_inputs):
     where = type(module).__name__
 
     def program(params, *xs):
+        _FLAT.clear()
         env, users = {}, iter(xs)
         for node in ep.graph.nodes:
             if node.op == "placeholder":
@@ -302,7 +334,10 @@ def from_torch(module_or_fn, *example_inputs):
         raise ImportUnsupportedError(f"{FN}: the exported graph of {where} has no output")
 
     program.__name__ = where
-    return trace(program, pspec, *xspecs)
+    try:
+        return trace(program, pspec, *xspecs)
+    finally:
+        _FLAT.clear()
 
 
 def _call(node, env, where):
