@@ -1,0 +1,98 @@
+"""A second layout of a Graphviz drawing for a narrow page (issue 22, item 3).
+
+A drawing laid out top to bottom with many side-by-side branches, or left to right along a long chain,
+can be far wider than a phone at readable labels: on a 390 px page the reader saw half of it and had
+to scroll sideways. :func:`narrow_layout` lays the same DOT source out again with its long label lines
+wrapped, once in the author's rank direction and once turned (``TB`` <-> ``LR``), and keeps the
+narrower of the two only when it is clearly narrower than the first at readable labels.
+The page then shows whichever layout fits the space the drawing has (a CSS container query on the
+drawing's box): the author's layout where it fits, the turned one where it does not. Only one of the
+two is ever displayed, so a screen reader meets one figure with one alt text.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import textwrap
+
+#: a phone's text column (CSS px): a drawing that needs more than this at readable labels gets a
+#: narrow layout too, when one exists that needs less
+PHONE_PX = 360
+
+_RANKDIR = re.compile(r'\brankdir\s*=\s*"?(TB|LR|BT|RL)"?', re.I)
+_TURN = {"TB": "LR", "BT": "RL", "LR": "TB", "RL": "BT"}
+
+
+def turned_source(source: str) -> str | None:
+    """The DOT ``source`` with its graph's rank direction turned a quarter (TB <-> LR); a graph with no
+    ``rankdir`` (Graphviz's default, TB) gets ``rankdir=LR``. None when ``source`` is not a DOT graph."""
+    if not isinstance(source, str) or "{" not in source:
+        return None
+    m = _RANKDIR.search(source)
+    if m:
+        turned = _TURN[m.group(1).upper()]
+        return source[:m.start(1)] + turned + source[m.end(1):]
+    brace = source.index("{")
+    return source[:brace + 1] + "\n\tgraph [rankdir=LR]" + source[brace + 1:]
+
+
+_LABEL = re.compile(r'(\blabel=")((?:[^"\\]|\\.)*)(")')
+
+#: the longest line a label of the narrow layout keeps (characters); longer lines wrap at spaces
+WRAP_CHARS = 16
+
+
+def wrapped_source(source: str, width: int = WRAP_CHARS) -> str:
+    """The DOT ``source`` with every line of its quoted labels longer than ``width`` characters wrapped
+    at spaces ("lhs_contracting_dims={1}, rhs_contra…" becomes two lines): a narrower box for each node.
+    HTML-like labels (``label=<...>``) are left as they are."""
+    def wrap(m):
+        lines = m.group(2).split("\n")
+        out = []
+        for line in lines:
+            out.extend(textwrap.wrap(line, width, break_long_words=False, break_on_hyphens=False) or [line])
+        return m.group(1) + "\n".join(out) + m.group(3)
+    return _LABEL.sub(wrap, source)
+
+
+def choose_narrow(wide_min_px: float, narrow_min_px: float | None, phone_px: float = PHONE_PX) -> bool:
+    """Whether a drawing that needs ``wide_min_px`` at readable labels should carry a second layout that
+    needs ``narrow_min_px``: only when the first does not fit a phone and the second is narrower by at
+    least a tenth (a turned layout that gains a few pixels is not worth a second drawing)."""
+    if narrow_min_px is None or wide_min_px <= phone_px:
+        return False
+    return narrow_min_px <= 0.9 * wide_min_px
+
+
+def render_svg(source: str) -> str | None:
+    """Graphviz's SVG of a DOT ``source``; None when ``dot`` is missing or fails."""
+    if shutil.which("dot") is None:
+        return None
+    try:
+        out = subprocess.run(["dot", "-Tsvg"], input=source.encode("utf-8"), capture_output=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.decode("utf-8") if out.returncode == 0 and out.stdout else None
+
+
+def narrow_layout(drawing):
+    """The SVG of the turned layout of ``drawing`` (a :class:`~labsim.viz.graph.GraphDrawing`) when
+    :func:`choose_narrow` keeps it, else None."""
+    from .graph import GraphDrawing
+
+    if drawing.min_width_px() <= PHONE_PX:
+        return None  # fits a phone already: no second drawing, no dot run
+    turned = turned_source(drawing.source)
+    if turned is None:
+        return None
+    best = None
+    for src in (wrapped_source(drawing.source), wrapped_source(turned)):
+        svg = render_svg(src)
+        if svg is not None:
+            need = GraphDrawing(svg, drawing.alt, src).min_width_px()
+            if best is None or need < best[0]:
+                best = (need, svg)
+    if best is None or not choose_narrow(drawing.min_width_px(), best[0]):
+        return None
+    return best[1]
