@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import textwrap
 
 #: a phone's text column (CSS px): a drawing that needs more than this at readable labels gets a
 #: narrow layout too, when one exists that needs less
@@ -43,17 +42,36 @@ _LABEL = re.compile(r'(\blabel=")((?:[^"\\]|\\.)*)(")')
 WRAP_CHARS = 16
 
 
+def wrap_line(line: str, width: int = WRAP_CHARS) -> list[str]:
+    """``line`` cut into lines of at most ``width`` characters where it can be: after a space, an
+    underscore, an ``=`` or a comma (so "lhs_contracting_dims={1}" becomes "lhs_contracting_" and
+    "dims={1}"); a piece with no such place stays whole. Joined again they give ``line`` back, less the
+    spaces at the cuts."""
+    pieces = [p for p in re.findall(r"[^ _=,]*[ _=,]*", line) if p]
+    out, cur = [], ""
+    for p in pieces:
+        if cur and len((cur + p).rstrip()) > width:
+            out.append(cur.rstrip())
+            cur = ""
+        cur += p
+    if cur.strip() or not out:
+        out.append(cur.rstrip())
+    return out
+
+
 def wrapped_source(source: str, width: int = WRAP_CHARS) -> str:
     """The DOT ``source`` with every line of its quoted labels longer than ``width`` characters wrapped
-    at spaces ("lhs_contracting_dims={1}, rhs_contra…" becomes two lines): a narrower box for each node.
-    HTML-like labels (``label=<...>``) are left as they are."""
+    (:func:`wrap_line`) and its nodes set closer (``nodesep``): a narrower drawing. HTML-like labels
+    (``label=<...>``) are left as they are."""
     def wrap(m):
-        lines = m.group(2).split("\n")
-        out = []
-        for line in lines:
-            out.extend(textwrap.wrap(line, width, break_long_words=False, break_on_hyphens=False) or [line])
-        return m.group(1) + "\n".join(out) + m.group(3)
-    return _LABEL.sub(wrap, source)
+        lines = [x for line in m.group(2).split("\n") for x in wrap_line(line, width)]
+        return m.group(1) + "\n".join(lines) + m.group(3)
+    out = _LABEL.sub(wrap, source)
+    out, n = re.subn(r"\bnodesep=\"?[\d.]+\"?", "nodesep=0.12", out, count=1)
+    if not n and "{" in out:
+        brace = out.index("{")
+        out = out[:brace + 1] + "\n\tgraph [nodesep=0.12]" + out[brace + 1:]
+    return out
 
 
 def choose_narrow(wide_min_px: float, narrow_min_px: float | None, phone_px: float = PHONE_PX) -> bool:
