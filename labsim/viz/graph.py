@@ -64,7 +64,8 @@ class GraphDrawing:
         labels and this one does not fit a phone; else None. See :mod:`labsim.viz.graph_layout`."""
         if not hasattr(self, "_narrow"):
             from .graph_layout import narrow_layout
-            self._narrow = narrow_layout(self)
+            self._narrow = narrow_layout(self.source, self.min_width_px(),
+                                         lambda svg: GraphDrawing(svg, "", "").min_width_px())
         return self._narrow
 
     @staticmethod

@@ -94,23 +94,22 @@ def render_svg(source: str) -> str | None:
     return out.stdout.decode("utf-8") if out.returncode == 0 and out.stdout else None
 
 
-def narrow_layout(drawing):
-    """The SVG of the turned layout of ``drawing`` (a :class:`~labsim.viz.graph.GraphDrawing`) when
-    :func:`choose_narrow` keeps it, else None."""
-    from .graph import GraphDrawing
-
-    if drawing.min_width_px() <= PHONE_PX:
+def narrow_layout(source: str, wide_min_px: float, measure):
+    """The SVG of the narrow layout of a drawing (DOT ``source``, ``wide_min_px`` wide at readable
+    labels) when :func:`choose_narrow` keeps it, else None. ``measure(svg)`` gives an SVG's width at
+    readable labels (``GraphDrawing.min_width_px``)."""
+    if wide_min_px <= PHONE_PX:
         return None  # fits a phone already: no second drawing, no dot run
-    turned = turned_source(drawing.source)
+    turned = turned_source(source)
     if turned is None:
         return None
     best = None
-    for src in (wrapped_source(drawing.source), wrapped_source(turned)):
+    for src in (wrapped_source(source), wrapped_source(turned)):
         svg = render_svg(src)
         if svg is not None:
-            need = GraphDrawing(svg, drawing.alt, src).min_width_px()
+            need = measure(svg)
             if best is None or need < best[0]:
                 best = (need, svg)
-    if best is None or not choose_narrow(drawing.min_width_px(), best[0]):
+    if best is None or not choose_narrow(wide_min_px, best[0]):
         return None
     return best[1]
