@@ -115,3 +115,40 @@ def test_narrow_layout_is_cached():
     first = d.narrow_svg()
     d.source = "broken"  # a second call must not lay it out again
     assert d.narrow_svg() is first
+
+
+def _two_clusters(rankdir="TB"):
+    return (f'digraph m {{\n\tgraph [rankdir={rankdir}]\n\tsubgraph cluster_0 {{\n\t\tgraph [label=x]\n'
+            '\t\ts0 [label=<<B>t0</B>>]\n\t\ts1 [label=<<B>t1</B>>]\n\t\ts0 -> s1\n\t}\n'
+            '\tsubgraph cluster_1 {\n\t\tgraph [label=y]\n\t\ts2 [label="a"]\n\t\ts3 [label="b"]\n\t\ts2 -> s3\n\t}\n}\n')
+
+
+def test_stacked_source_links_each_cluster_to_the_next():
+    out = gl.stacked_source(_two_clusters())
+    assert out.count("[style=invis]") == 1
+    assert re.search(r"\ts1 -> s2 \[style=invis\]\n}\s*$", out), out
+    assert out.startswith(_two_clusters().rstrip()[:-1].rstrip())  # the rest is unchanged
+
+
+def test_stacked_source_leaves_what_it_cannot_stack():
+    assert gl.stacked_source(_two_clusters("LR")) is None
+    assert gl.stacked_source('digraph g {\n\ta -> b\n}') is None
+    assert gl.stacked_source(None) is None
+
+
+@needs_dot
+def test_side_by_side_clusters_stack_on_a_phone():
+    import graphviz
+
+    d = graphviz.Digraph("m", graph_attr={"rankdir": "TB"}, node_attr={"width": "2.6", "fontsize": "11"})
+    for c in range(2):
+        with d.subgraph(name=f"cluster_{c}", graph_attr={"label": "x"}) as s:
+            for i in range(5):
+                s.node(f"s{5 * c + i}", f'<<B>step {i}</B><BR/><FONT POINT-SIZE="10">ls.trace(layer, *specs)</FONT>>')
+                if i:
+                    s.edge(f"s{5 * c + i - 1}", f"s{5 * c + i}")
+    g = GraphDrawing(d.pipe(format="svg").decode("utf-8"), "ten steps", d.source)
+    assert g.min_width_px() > gl.PHONE_PX
+    narrow = g.narrow_svg()
+    assert narrow is not None
+    assert GraphDrawing(narrow, "", "").min_width_px() <= gl.PHONE_PX

@@ -3,8 +3,9 @@
 A drawing laid out top to bottom with many side-by-side branches, or left to right along a long chain,
 can be far wider than a phone at readable labels: on a 390 px page the reader saw half of it and had
 to scroll sideways. :func:`narrow_layout` lays the same DOT source out again with its long label lines
-wrapped, once in the author's rank direction and once turned (``TB`` <-> ``LR``), and keeps the
-narrower of the two only when it is clearly narrower than the first at readable labels.
+wrapped, in the author's rank direction, turned (``TB`` <-> ``LR``), and with its clusters stacked
+one above the other, and keeps the narrowest only when it is clearly narrower than the first at
+readable labels.
 The page then shows whichever layout fits the space the drawing has (a CSS container query on the
 drawing's box): the author's layout where it fits, the turned one where it does not. Only one of the
 two is ever displayed, so a screen reader meets one figure with one alt text.
@@ -74,6 +75,39 @@ def wrapped_source(source: str, width: int = WRAP_CHARS) -> str:
     return out
 
 
+_NODE = re.compile(r'^\s*("[^"]+"|[\w.]+)\s*\[')
+
+
+def stacked_source(source: str) -> str | None:
+    """The DOT ``source`` of a top-to-bottom graph whose clusters (``subgraph cluster_*``) may stand side
+    by side, with an invisible edge from the last node of each cluster to the first node of the next, so
+    that the clusters stack one above the other (the ten-step map of chapter 1: "compile" above "run").
+    None when the graph has fewer than two clusters with nodes or runs left to right."""
+    if not isinstance(source, str) or "{" not in source:
+        return None
+    m = _RANKDIR.search(source)
+    if m and m.group(1).upper() in ("LR", "RL"):
+        return None
+    clusters, current, depth = [], None, 0
+    for line in source.splitlines():
+        if re.match(r"\s*subgraph\s+\"?cluster", line):
+            current = []
+            clusters.append(current)
+        if current is not None:
+            node = _NODE.match(line)
+            if node and node.group(1) not in ("graph", "node", "edge"):
+                current.append(node.group(1))
+            depth += line.count("{") - line.count("}")
+            if depth <= 0:
+                current, depth = None, 0
+    clusters = [c for c in clusters if c]
+    if len(clusters) < 2:
+        return None
+    links = "".join(f"\n\t{a[-1]} -> {b[0]} [style=invis]" for a, b in zip(clusters, clusters[1:]))
+    end = source.rindex("}")
+    return source[:end].rstrip("\n") + links + "\n" + source[end:]
+
+
 def choose_narrow(wide_min_px: float, narrow_min_px: float | None, phone_px: float = PHONE_PX) -> bool:
     """Whether a drawing that needs ``wide_min_px`` at readable labels should carry a second layout that
     needs ``narrow_min_px``: only when the first does not fit a phone and the second is narrower by at
@@ -104,7 +138,9 @@ def narrow_layout(source: str, wide_min_px: float, measure):
     if turned is None:
         return None
     best = None
-    for src in (wrapped_source(source), wrapped_source(turned)):
+    stacked = stacked_source(source)
+    candidates = [wrapped_source(source), wrapped_source(turned)] + ([wrapped_source(stacked)] if stacked else [])
+    for src in candidates:
         svg = render_svg(src)
         if svg is not None:
             need = measure(svg)
