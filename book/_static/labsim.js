@@ -56,6 +56,9 @@
     if (!f.classList.contains("labsim-graph-frame") && f.parentElement) {
       f.classList.toggle("labsim-breakout", s.scrollWidth > f.parentElement.clientWidth + 1);
     }
+    // a drawing that scrolls sideways offers its whole, zoomed out (labsim.css: .labsim-graph-whole)
+    var gbox = f.classList.contains("labsim-graph-frame") && f.closest(".labsim-graph-box");
+    if (gbox) { gbox.classList.toggle("labsim-can-zoom", scrolls || gbox.classList.contains("labsim-whole")); }
     f.classList.toggle("at-start", s.scrollLeft <= 1);
     f.classList.toggle("at-end", s.scrollLeft + s.clientWidth >= s.scrollWidth - 1);
     f.style.setProperty("--labsim-scroll-top", s.offsetTop + "px");
@@ -109,6 +112,29 @@
       var s = f.querySelector(":scope > .labsim-scroll, :scope > .pst-scrollable-table-container");
       if (s) { s.addEventListener("scroll", function () { update(f); }, {passive: true}); }
       update(f);
+    });
+    // a drawing too wide for the page at readable labels scrolls sideways (the pan); one button zooms
+    // it out to the page's width, the whole drawing at once, and back to readable labels (the zoom)
+    document.querySelectorAll(".labsim-graph-box").forEach(function (box) {
+      var frame = box.querySelector(".labsim-graph-frame");
+      if (!frame || box.querySelector(".labsim-graph-whole")) { return; }
+      var tools = document.createElement("div");
+      tools.className = "labsim-graph-tools";
+      var b = document.createElement("button");
+      b.type = "button";
+      b.className = "labsim-graph-whole";
+      b.setAttribute("aria-pressed", "false");
+      b.textContent = "⊖ whole drawing";
+      b.addEventListener("click", function () {
+        var whole = box.classList.toggle("labsim-whole");
+        b.setAttribute("aria-pressed", whole ? "true" : "false");
+        b.textContent = whole ? "⊕ readable size" : "⊖ whole drawing";
+        update(frame);
+      });
+      tools.appendChild(b);
+      var full = box.querySelector(":scope > .labsim-fullsize");
+      if (full) { tools.appendChild(full); }
+      box.insertBefore(tools, frame);
     });
     // a graph drawing opens full size (a fixed layer over the page) and closes again
     document.querySelectorAll(".labsim-fullsize").forEach(function (b) {

@@ -2,6 +2,7 @@
 from __future__ import annotations
 from ..support.errors import ArgumentTypeError
 
+import hashlib
 import html
 import re
 import shutil
@@ -58,23 +59,53 @@ class GraphDrawing:
         check_suffix(path)
         return save_matplotlib(self.to_matplotlib(_number=_number), path)
 
+    def narrow_svg(self) -> str | None:
+        """A second layout for a narrow page (the rank direction turned), when it is narrower at readable
+        labels and this one does not fit a phone; else None. See :mod:`labsim.viz.graph_layout`."""
+        if not hasattr(self, "_narrow"):
+            from .graph_layout import narrow_layout
+            self._narrow = narrow_layout(self.source, self.min_width_px(),
+                                         lambda svg: GraphDrawing(svg, "", "").min_width_px())
+        return self._narrow
+
+    @staticmethod
+    def _sized_svg(svg: str) -> str:
+        """The SVG for a page: no XML prolog; as wide as the page allows up to its natural size, never so
+        narrow that a label falls under MIN_LABEL_PX (then its frame scrolls)."""
+        svg = re.sub(r"<\?xml[^>]*>|<!DOCTYPE[^>]*>|<!--.*?-->", "", svg, flags=re.S).strip()
+        w, _ = _svg_size(svg)
+        natural = w * 4 / 3  # pt -> CSS px
+        low = min(GraphDrawing(svg, "", "").min_width_px(), natural)
+        return svg.replace("<svg ", f'<svg style="width:100%;max-width:{natural:.0f}px;min-width:{low:.0f}px;'
+                                    f'height:auto" ', 1)
+
     def _repr_html_(self) -> str:
         from .faces import _figure_wrap, _printing, in_book
 
         if _printing(self):
             return f"<p>{html.escape(self.alt)}</p>"
 
-        svg = re.sub(r"<\?xml[^>]*>|<!DOCTYPE[^>]*>|<!--.*?-->", "", self.svg, flags=re.S).strip()
-        w, _ = _svg_size(svg)
-        natural = w * 4 / 3  # pt -> CSS px
-        low = min(self.min_width_px(), natural)
-        svg = svg.replace("<svg ", f'<svg style="width:100%;max-width:{natural:.0f}px;min-width:{low:.0f}px;'
-                                   f'height:auto" ', 1)
+        wide = self._sized_svg(self.svg)
         button = ('<button type="button" class="labsim-fullsize" aria-label="Open the drawing full size">'
                   "⤢ full size</button>") if in_book() else ""
-        body = (f'<div class="labsim-graph-box">{button}<div class="labsim-scroll-frame labsim-graph-frame">'
+        narrow = self.narrow_svg()
+        if narrow is None:
+            inner, box, style = wide, "labsim-graph-box", ""
+        else:
+            # two layouts, one shown: the author's where the drawing's box gives it room at readable
+            # labels, the turned one where it does not (the hidden one is display:none, so out of the
+            # accessibility tree; the one role="img" around both carries the alt text)
+            key = "lsg-" + hashlib.sha1(self.svg.encode("utf-8")).hexdigest()[:10]
+            need = self.min_width_px()
+            inner = (f'<div class="labsim-graph-wide">{wide}</div>'
+                     f'<div class="labsim-graph-narrow" aria-hidden="true">{self._sized_svg(narrow)}</div>')
+            box = f"labsim-graph-box labsim-graph-two {key}"
+            style = (f"<style>.{key} .labsim-graph-narrow{{display:none}}"
+                     f"@container (max-width: {need - 0.5:.1f}px){{.{key} .labsim-graph-wide{{display:none}}"
+                     f".{key} .labsim-graph-narrow{{display:block}}}}</style>")
+        body = (f'{style}<div class="{box}">{button}<div class="labsim-scroll-frame labsim-graph-frame">'
                 f'<div class="labsim-scroll"><div class="labsim-graph" role="img" aria-label="{html.escape(self.alt)}" '
-                f'style="margin:0">{svg}</div></div></div></div>')
+                f'style="margin:0">{inner}</div></div></div></div>')
         if self.caption:
             return _figure_wrap(body, html.escape(self.caption), self.name)
         return body
