@@ -20,8 +20,9 @@ _BOXES = """() => Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.l
 
 _SETUP = """() => {
   window.__lwBoxes = %s;
-  window.__lwSig = (box) => { const gd = box.querySelector('.js-plotly-plot');
-    return gd && gd.data ? JSON.stringify([gd.data, gd.layout]) : ''; };
+  window.__lwSig = (box) => {  // the Plotly graph div (the innermost .js-plotly-plot that Plotly drew)
+    const gd = Array.from(box.querySelectorAll('.js-plotly-plot')).filter(g => g._fullLayout).pop();
+    return gd ? JSON.stringify([gd.data, gd.layout]) : ''; };
   window.__lwArm = (i, limitMs) => {
     const box = window.__lwBoxes()[i];
     const before = window.__lwSig(box);
