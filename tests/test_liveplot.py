@@ -46,16 +46,17 @@ def test_morph_sends_one_batch_and_only_what_changed(monkeypatch):
     pytest.importorskip("anywidget")
     widget = go.FigureWidget(_fig(3))
     sent = []
-    monkeypatch.setattr(widget, "_send_update_msg", lambda restyle_data, relayout_data, **k:
+    monkeypatch.setattr(widget, "_send_update_msg", lambda restyle_data, relayout_data, *a, **k:
                         sent.append((restyle_data, relayout_data)), raising=False)
     liveplot.morph(widget, _fig(4))
     assert len(sent) == 1, f"one move should send one update message, sent {len(sent)}"
     restyle, relayout = sent[0]
     assert "x" in restyle and "y" in restyle and "height" in relayout
-    assert "template" not in relayout, "an unchanged template was sent again"
+    assert list(restyle["x"][0]) == [0, 1, 2, 3] and relayout["height"] == 340
+    assert "template" not in relayout and "type" not in restyle, "an unchanged property was sent again"
     sent.clear()
-    liveplot.morph(widget, _fig(4))
-    assert all(not r and not l for r, l in sent), f"an unchanged figure sent {sent}"
+    assert liveplot.morph(widget, _fig(4)) == {"restyle": {}, "relayout": {}}
+    assert not sent, f"an unchanged figure sent {sent}"
 
 
 def test_interactive_live_face_updates_its_figure_widget_in_place():

@@ -1,10 +1,11 @@
 """The plot of the live face (JupyterLab): drawn once, then changed in place.
 
 A live figure is a Plotly ``FigureWidget`` (plotly's own widget; it needs the ``anywidget`` package).
-When a control moves, :meth:`LivePlot.show` copies the new figure into it inside one ``batch_update()``:
-Plotly sends only the properties whose values changed, and the page redraws once (``Plotly.update``)
-instead of building a new plot. Where the traces themselves change (another number of them, or another
-kind), the old ones are removed and the new ones added first.
+When a control moves, :meth:`LivePlot.show` sends the page only the properties of the new figure whose
+values changed, in one message, and the page redraws once (``Plotly.update``) instead of building a new
+plot (:func:`morph`; Plotly's own ``batch_update()`` does the same but validates every property first,
+which took longer than the redraw). Where the traces themselves change (another number of them, or
+another kind), the old ones are removed and the new ones added.
 
 Without ``anywidget`` the plot falls back to an ipywidgets ``Output`` that is cleared and drawn again
 each time (slower: the page builds a new plot on every move). The static face (the website) and the
@@ -21,36 +22,68 @@ def has_figure_widget() -> bool:
     return importlib.util.find_spec("anywidget") is not None
 
 
-def _plain(obj) -> dict:
-    return obj.to_plotly_json()
+def _equal(a, b) -> bool:
+    """Deep equality of plain figure JSON (dicts, lists, NumPy arrays, scalars)."""
+    if type(a) is not type(b):
+        if hasattr(a, "shape") or hasattr(b, "shape"):
+            import numpy as np
+            return np.asarray(a).shape == np.asarray(b).shape and bool(np.array_equal(a, b))
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
+    if hasattr(a, "shape"):
+        import numpy as np
+        return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b))
+    return a == b
 
 
-def _replace(target, new: dict) -> None:
-    """Make ``target`` (a trace or the layout of a FigureWidget) hold exactly ``new``: keys it has that
-    ``new`` lacks are reset, the others set; Plotly sends only the values that differ."""
-    old = _plain(target)
-    for k in old:
-        if k not in new and k != "type":
-            target[k] = None
-    target.update(new, overwrite=True)
+def _changes(old: dict, new: dict, keep=("type", "uid")) -> dict:
+    """The top-level keys of ``new`` whose values differ from ``old``'s, and ``old``'s keys that ``new``
+    lacks (as None, which resets them)."""
+    out = {k: v for k, v in new.items() if k not in keep and (k not in old or not _equal(old[k], v))}
+    out.update({k: None for k in old if k not in new and k not in keep})
+    return out
 
 
-def morph(widget, fig) -> None:
-    """Change the FigureWidget ``widget`` to draw ``fig`` (a Plotly figure), in place."""
-    new = fig.to_plotly_json()
+def _set_in_place(props: dict, new: dict, keep=("type", "uid")) -> None:
+    kept = {k: props[k] for k in keep if k in props}
+    props.clear()
+    props.update(new)
+    props.update(kept)
+
+
+def morph(widget, fig) -> dict:
+    """Change the FigureWidget ``widget`` to draw ``fig`` (a Plotly figure), in place.
+
+    When the traces keep their number and kinds (the common case: a control changes values), the
+    changed top-level properties of every trace and of the layout go to the page in one Plotly.update
+    message, compared as plain JSON without Plotly's validators (slow); the widget's own copy of the
+    figure is changed to match. Otherwise the traces are replaced through Plotly's API. Returns what
+    was sent: ``{"restyle": ..., "relayout": ...}`` (empty when nothing changed)."""
+    new = fig.to_dict()
     data, layout = new.get("data", []), new.get("layout", {})
     kinds = [d.get("type", "scatter") for d in data]
     if [t.type for t in widget.data] != kinds:
         widget.data = ()
         if data:
             widget.add_traces(data)
+        relayout = _changes(widget._layout, layout)
         with widget.batch_update():
-            _replace(widget.layout, layout)
-        return
-    with widget.batch_update():
-        for trace, d in zip(widget.data, data):
-            _replace(trace, d)
-        _replace(widget.layout, layout)
+            widget.layout = layout
+        return {"restyle": {}, "relayout": relayout}
+    per_trace = [_changes(old, d) for old, d in zip(widget._data, data)]
+    keys = sorted({k for c in per_trace for k in c})
+    restyle = {k: [c.get(k, old.get(k)) for c, old in zip(per_trace, widget._data)] for k in keys}
+    relayout = _changes(widget._layout, layout)
+    if not restyle and not relayout:
+        return {"restyle": {}, "relayout": {}}
+    for old, d in zip(widget._data, data):
+        _set_in_place(old, d)
+    _set_in_place(widget._layout, layout, keep=())
+    widget._send_update_msg(restyle, relayout, list(range(len(data))))
+    return {"restyle": restyle, "relayout": relayout}
 
 
 class LivePlot:
