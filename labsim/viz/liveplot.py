@@ -13,6 +13,7 @@ print face do not use this module.
 """
 from __future__ import annotations
 
+import copy
 import importlib.util
 from typing import Any
 
@@ -47,11 +48,14 @@ def _changes(old: dict, new: dict, keep=("type", "uid")) -> dict:
     return out
 
 
-def _set_in_place(props: dict, new: dict, keep=("type", "uid")) -> None:
-    kept = {k: props[k] for k in keep if k in props}
-    props.clear()
-    props.update(new)
-    props.update(kept)
+def _apply(props: dict, changes: dict) -> None:
+    """Change the widget's own copy of a trace or the layout: each changed value copied (the new figure
+    stays the caller's), each reset one removed."""
+    for k, v in changes.items():
+        if v is None:
+            props.pop(k, None)
+        else:
+            props[k] = copy.deepcopy(v)
 
 
 def morph(widget, fig) -> dict:
@@ -62,16 +66,15 @@ def morph(widget, fig) -> dict:
     message, compared as plain JSON without Plotly's validators (slow); the widget's own copy of the
     figure is changed to match. Otherwise the traces are replaced through Plotly's API. Returns what
     was sent: ``{"restyle": ..., "relayout": ...}`` (empty when nothing changed)."""
-    new = fig.to_dict()
-    data, layout = new.get("data", []), new.get("layout", {})
+    data, layout = fig._data, fig._layout  # read only: changed values are copied (_apply)
     kinds = [d.get("type", "scatter") for d in data]
     if [t.type for t in widget.data] != kinds:
         widget.data = ()
         if data:
-            widget.add_traces(data)
+            widget.add_traces(copy.deepcopy(data))
         relayout = _changes(widget._layout, layout)
         with widget.batch_update():
-            widget.layout = layout
+            widget.layout = copy.deepcopy(layout)
         return {"restyle": {}, "relayout": relayout}
     per_trace = [_changes(old, d) for old, d in zip(widget._data, data)]
     keys = sorted({k for c in per_trace for k in c})
@@ -79,9 +82,9 @@ def morph(widget, fig) -> dict:
     relayout = _changes(widget._layout, layout)
     if not restyle and not relayout:
         return {"restyle": {}, "relayout": {}}
-    for old, d in zip(widget._data, data):
-        _set_in_place(old, d)
-    _set_in_place(widget._layout, layout, keep=())
+    for old, c in zip(widget._data, per_trace):
+        _apply(old, c)
+    _apply(widget._layout, relayout)
     widget._send_update_msg(restyle, relayout, list(range(len(data))))
     return {"restyle": restyle, "relayout": relayout}
 
