@@ -71,11 +71,8 @@ def _axis_values(fig, letter: str, axis_key: str) -> list[float]:
 
 
 def _axis_keys(fig) -> list[str]:
-    """The layout's axis keys ("xaxis", "yaxis2", ...) that the figure sets. Read from the layout's own
-    properties: ``to_plotly_json()`` would deep-copy the whole layout, template included, which a live
-    widget paid on every move."""
-    props = fig.layout._props or {}
-    return [k for k in props if re.fullmatch(r"[xy]axis\d*", k)]
+    """The axis keys ("xaxis", "yaxis2", ...) the layout sets (to_plotly_json() copied the template too)."""
+    return [k for k in fig.layout._props or {} if re.fullmatch(r"[xy]axis\d*", k)]
 
 
 def _log_ticks(fig) -> None:
