@@ -83,6 +83,13 @@ def test_animation_steps_change_the_same_plot():
     assert len(view.data[0].x) == 2
 
 
+def test_a_live_plot_checks_its_first_figure():
+    from labsim.viz.faces import PLOTLY_CONFIG, Figure
+    import ipywidgets as w
+    with pytest.raises(ValueError, match="alt text"):
+        liveplot.LivePlot(w, _fig(2), "", figure_cls=Figure, config=PLOTLY_CONFIG)
+
+
 def test_without_anywidget_the_plot_is_an_output_drawn_again(monkeypatch):
     monkeypatch.setattr(liveplot, "has_figure_widget", lambda: False)
     fig = lv.interactive(lambda n: _fig(n), {"n": [2, 3, 4]}, alt="squares")

@@ -28,7 +28,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from .animhtml import step_text
 from .faces import (Figure, Interactive, _caption, _fig_json, _static_html, figure_problem, in_book, min_width,
-                    shared_ranges, _apply_ranges, _extents)
+                    shared_ranges, _apply_ranges, _extents, PLOTLY_CONFIG)
 
 MAX_STEPS = 120
 
@@ -281,7 +281,7 @@ class Animation(Interactive):
                              f'{html.escape(step_text(self.step_label, names[i], i, len(frames)))}</div>')
                 fig, alt = self._ready(**self.params)[i], self.alt_text(**self.params)
                 if self.plot is None:
-                    self.plot = LivePlot(w, fig, alt)
+                    self.plot = LivePlot(w, fig, alt, figure_cls=Figure, config=PLOTLY_CONFIG)
                 else:
                     self.plot.show(fig, alt)
 

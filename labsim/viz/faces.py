@@ -319,7 +319,8 @@ class Interactive:
             msg = w.HTML()
             self._live_controls(w)
             texts = self._live_texts(w)
-            self.plot = LivePlot(w, self.figure, self.alt_text(**self.params))
+            self.plot = LivePlot(w, self.figure, self.alt_text(**self.params), figure_cls=Figure,
+                                 config=PLOTLY_CONFIG)
             out = self.plot.view
 
             def on_change(change, _key=None):

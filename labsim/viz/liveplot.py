@@ -93,10 +93,11 @@ class LivePlot:
     """The plot of one live figure: ``view`` is the ipywidget to put in the page, :meth:`show` draws a
     new figure there. ``in_place`` says which way it draws (a FigureWidget, or an Output redrawn)."""
 
-    def __init__(self, w, fig, alt: str, *, caption: bool = True) -> None:
-        from .faces import PLOTLY_CONFIG, Figure
-
-        self._figure_cls = Figure
+    def __init__(self, w, fig, alt: str, *, figure_cls, config: dict) -> None:
+        """``w``: the ipywidgets module; ``fig``, ``alt``: the first figure and its alt text;
+        ``figure_cls``: :class:`labsim.viz.faces.Figure` (checks a figure, draws it in the fallback);
+        ``config``: Plotly's config for the plot."""
+        Figure = self._figure_cls = figure_cls
         self.in_place = has_figure_widget()
         self.redraws = 0
         if self.in_place:
@@ -104,7 +105,7 @@ class LivePlot:
 
             Figure(fig, alt)  # the same checks as every figure (alt text, something to draw)
             self.view = go.FigureWidget(fig)
-            self.view._config = dict(PLOTLY_CONFIG)
+            self.view._config = dict(config)
             self.view.add_class("labsim-liveplot")
         else:
             from IPython.display import display
@@ -112,7 +113,7 @@ class LivePlot:
             self.view = w.Output()
             self.view.add_class("labsim-liveplot")
             with self.view:
-                display(Figure(fig, alt) if caption else Figure(fig, alt, caption=None))
+                display(Figure(fig, alt))
 
     def show(self, fig: Any, alt: str) -> None:
         """Draw ``fig`` in place of the figure shown."""
