@@ -4,7 +4,8 @@
 In the page, ``arm(i)`` watches widget ``i`` (a top-level ``widget-vbox`` holding a Plotly plot): a
 capturing listener takes the time of the first input event (``event.timeStamp``), and a
 MutationObserver on the widget compares the plot's data and layout after each change of the DOM; when
-they differ from before the input, the next animation frame (the redraw painted) ends the round trip.
+they differ from before the input (and a plot is there: an Output being redrawn has none for a
+while), the next animation frame (the redraw painted) ends the round trip.
 A move that changes nothing in the plot within a few seconds is counted as unchanged, not timed.
 
 Used by tests/test_lab_widgets.py and benchmarks/bench_lab_widgets.py.
@@ -34,7 +35,8 @@ _SETUP = """() => {
       const finish = (v) => { if (done) return; done = true; obs.disconnect();
         kinds.forEach(k => window.removeEventListener(k, mark, true)); resolve(v); };
       const obs = new MutationObserver(() => {
-        if (done || t0 === null || window.__lwSig(box) === before) return;
+        const now = window.__lwSig(box);  // '' while an Output redraw has no plot yet: not drawn
+        if (done || t0 === null || !now || now === before) return;
         requestAnimationFrame(() => finish(performance.now() - t0));
       });
       obs.observe(box, {subtree: true, childList: true, attributes: true, characterData: true});
