@@ -28,7 +28,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from .animhtml import step_text
 from .faces import (Figure, Interactive, _caption, _fig_json, _static_html, figure_problem, in_book, min_width,
-                    shared_ranges, _apply_ranges, _extents)
+                    shared_ranges, _apply_ranges, _extents, PLOTLY_CONFIG)
 
 MAX_STEPS = 120
 
@@ -254,9 +254,9 @@ class Animation(Interactive):
     def widget(self):
         if self._widget is None:
             import ipywidgets as w
-            from IPython.display import display
 
-            out = w.Output()
+            from .liveplot import LivePlot
+
             msg = w.HTML()
             controls = [] if self._no_controls else self._live_controls(w)
             texts = self._live_texts(w)
@@ -279,9 +279,11 @@ class Animation(Interactive):
                 names = self._step_names(self.params, len(frames))
                 now.value = (f'<div class="labsim-anim-text" aria-live="polite">'
                              f'{html.escape(step_text(self.step_label, names[i], i, len(frames)))}</div>')
-                with out:
-                    out.clear_output(wait=True)
-                    display(Figure(self._ready(**self.params)[i], self.alt_text(**self.params)))
+                fig, alt = self._ready(**self.params)[i], self.alt_text(**self.params)
+                if self.plot is None:
+                    self.plot = LivePlot(w, fig, alt, figure_cls=Figure, config=PLOTLY_CONFIG)
+                else:
+                    self.plot.show(fig, alt)
 
             def on_control(change):
                 new = {k: s.value for k, s in self.controls.items()}
@@ -304,8 +306,9 @@ class Animation(Interactive):
             step.observe(lambda change: draw(), names="value")
             self._on_change = on_control
             self._draw = draw
+            self.plot = None
             draw()
-            self._widget = w.VBox([*controls, w.HBox([play, step]), now, msg, out, *texts],
+            self._widget = w.VBox([*controls, w.HBox([play, step]), now, msg, self.plot.view, *texts],
                                   layout=w.Layout(border="1px solid #DDDDDD", padding="6px"))
         return self._widget
 

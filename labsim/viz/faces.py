@@ -313,26 +313,26 @@ class Interactive:
     def widget(self):
         if self._widget is None:
             import ipywidgets as w
-            from IPython.display import display
 
-            out = w.Output()
+            from .liveplot import LivePlot
+
             msg = w.HTML()
             self._live_controls(w)
             texts = self._live_texts(w)
+            self.plot = LivePlot(w, self.figure, self.alt_text(**self.params), figure_cls=Figure,
+                                 config=PLOTLY_CONFIG)
+            out = self.plot.view
 
             def on_change(change, _key=None):
                 vals = {k: s.value for k, s in self.controls.items()}
                 fig = self.update(**vals)
                 msg.value = f"<span style='color:#D55E00'>{html.escape(self.error)}</span>" if self.error else ""
                 self._show_texts()
-                with out:
-                    out.clear_output(wait=True)
-                    display(Figure(fig, self.alt_text(**self.params), caption=None))
+                if not self.error:
+                    self.plot.show(fig, self.alt_text(**self.params))
 
             for s in self.controls.values():
                 s.observe(on_change, names="value")
-            with out:
-                display(Figure(self.figure, self.alt_text(**self.params)))
             self._on_change = on_change
             box = w.VBox([*self.controls.values(), msg, out, *texts],
                          layout=w.Layout(border="1px solid #DDDDDD", padding="6px"))

@@ -70,11 +70,16 @@ def _axis_values(fig, letter: str, axis_key: str) -> list[float]:
     return out
 
 
+def _axis_keys(fig) -> list[str]:
+    """The axis keys ("xaxis", "yaxis2", ...) the layout sets (to_plotly_json() copied the template too)."""
+    return [k for k in fig.layout._props or {} if re.fullmatch(r"[xy]axis\d*", k)]
+
+
 def _log_ticks(fig) -> None:
     """No misleading log minor-tick labels: Plotly labels 20 and 50 as a small "2" and "5" ("2 5 2 5"
     that read as data). A log axis spanning two decades or more is labelled at the decades only, with
     unlabelled minor grid lines; a narrower one gets full labels ("20", "50")."""
-    for key in [k for k in fig.layout.to_plotly_json() if re.fullmatch(r"[xy]axis\d*", k)]:
+    for key in _axis_keys(fig):
         ax = fig.layout[key]
         if ax.type != "log" or ax.dtick is not None or ax.tickvals is not None or ax.tickformat:
             continue
@@ -117,7 +122,7 @@ Y_TITLE_CHARS = 26
 
 
 def _wrap_axis_titles(fig) -> None:
-    for key in [k for k in fig.layout.to_plotly_json() if re.fullmatch(r"[xy]axis\d*", k)]:
+    for key in _axis_keys(fig):
         t = fig.layout[key].title
         text = t.text if t is not None else None
         # a y title runs along the plot's height, often shorter than a phone's width

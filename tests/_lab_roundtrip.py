@@ -1,0 +1,125 @@
+"""The round trip of a live widget in JupyterLab, measured in the page: from the reader's input event
+(a key on a slider, a click on a toggle, a choice in a dropdown) to the figure redrawn.
+
+In the page, ``arm(i)`` watches widget ``i`` (a top-level ``widget-vbox`` holding a Plotly plot): a
+capturing listener takes the time of the first input event (``event.timeStamp``), and a
+MutationObserver on the widget compares the plot's data and layout after each change of the DOM; when
+they differ from before the input (and a plot is there: an Output being redrawn has none for a
+while), the next animation frame (the redraw painted) ends the round trip.
+A move that changes nothing in the plot within a few seconds is counted as unchanged, not timed.
+
+Used by tests/test_lab_widgets.py and benchmarks/bench_lab_widgets.py.
+"""
+from __future__ import annotations
+
+import math
+
+from _lab_browser import ERRORS, close_chapter, open_chapter, run_all
+
+_BOXES = """() => Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-OutputArea-output .widget-vbox'))
+    .filter(b => b.querySelector('.js-plotly-plot') && !b.parentElement.closest('.widget-vbox'))"""
+
+_SETUP = """() => {
+  window.__lwBoxes = %s;
+  window.__lwSig = (box) => {  // the Plotly graph div (the innermost .js-plotly-plot that Plotly drew)
+    const gd = Array.from(box.querySelectorAll('.js-plotly-plot')).filter(g => g._fullLayout).pop();
+    return gd ? JSON.stringify([gd.data, gd.layout]) : ''; };
+  window.__lwArm = (i, limitMs) => {
+    const box = window.__lwBoxes()[i];
+    const before = window.__lwSig(box);
+    let t0 = null, done = false;
+    const mark = (e) => { if (t0 === null && box.contains(e.target)) t0 = e.timeStamp; };
+    const kinds = ['keydown', 'pointerdown', 'change', 'input'];
+    kinds.forEach(k => window.addEventListener(k, mark, true));
+    window.__lwResult = new Promise(resolve => {
+      const finish = (v) => { if (done) return; done = true; obs.disconnect();
+        kinds.forEach(k => window.removeEventListener(k, mark, true)); resolve(v); };
+      const obs = new MutationObserver(() => {
+        const now = window.__lwSig(box);  // '' while an Output redraw has no plot yet: not drawn
+        if (done || t0 === null || !now || now === before) return;
+        requestAnimationFrame(() => finish(performance.now() - t0));
+      });
+      obs.observe(box, {subtree: true, childList: true, attributes: true, characterData: true});
+      setTimeout(() => finish(null), limitMs);
+    });
+  };
+  const boxes = window.__lwBoxes();
+  boxes.forEach((b, i) => b.setAttribute('data-labsim-lw', String(i)));
+  return boxes.length;
+}""" % _BOXES
+
+_CONTROLS = """(i) => {
+  const box = window.__lwBoxes()[i];
+  const out = [];
+  box.querySelectorAll('.widget-dropdown select').forEach((s, k) => out.push({kind: 'dropdown', k, n: s.options.length}));
+  box.querySelectorAll('.widget-toggle-buttons').forEach((t, k) => out.push({kind: 'toggle', k,
+      n: t.querySelectorAll('.widget-toggle-button').length}));
+  box.querySelectorAll('.noUi-handle').forEach((h, k) => out.push({kind: 'slider', k,
+      n: Math.round(+h.getAttribute('aria-valuemax') - +h.getAttribute('aria-valuemin')) + 1}));
+  return out;
+}"""
+
+_LABEL = """(i) => { const box = window.__lwBoxes()[i];
+  const d = Array.from(box.querySelectorAll('.widget-label')).map(l => l.innerText.trim()).filter(Boolean);
+  return d.join(', ').slice(0, 60); }"""
+
+
+def _move(page, i: int, ctl: dict, j: int) -> None:
+    """The reader's input on control ``ctl`` of widget ``i``: move ``j`` of several (forth, then back)."""
+    box = page.locator(f'[data-labsim-lw="{i}"]')
+    if ctl["kind"] == "dropdown":
+        sel = box.locator(".widget-dropdown select").nth(ctl["k"])
+        opts = sel.locator("option").all_inner_texts()
+        cur = sel.evaluate("s => s.selectedIndex")
+        sel.select_option(index=(cur + 1) % len(opts))
+    elif ctl["kind"] == "toggle":
+        group = box.locator(".widget-toggle-buttons").nth(ctl["k"])
+        buttons = group.locator(".widget-toggle-button")
+        active = [k for k in range(buttons.count()) if "mod-active" in (buttons.nth(k).get_attribute("class") or "")]
+        buttons.nth(((active[0] if active else 0) + 1) % buttons.count()).click()
+    else:
+        handle = box.locator(".noUi-handle").nth(ctl["k"])
+        now, top = float(handle.get_attribute("aria-valuenow")), float(handle.get_attribute("aria-valuemax"))
+        low = float(handle.get_attribute("aria-valuemin"))
+        key = "ArrowRight" if (j // 3) % 2 == 0 and now < top or now <= low else "ArrowLeft"
+        handle.focus()
+        page.keyboard.press(key)
+
+
+def measure_chapter(page, rel: str, moves: int = 4, limit_ms: int = 8000, top_level_only: bool = True):
+    """Open ``rel``, run all, then move every control of every live widget ``moves`` times.
+
+    Returns (rows, errors): one row per widget, ``(label, times_ms, unchanged)``, and the error
+    outputs of the chapter (none expected)."""
+    open_chapter(page, rel)
+    finished = run_all(page)
+    page.wait_for_timeout(1500)
+    errors = page.evaluate(ERRORS) + ([] if finished else [f"{rel}: cells still running after Run All's limit"])
+    rows = []
+    n = page.evaluate(_SETUP)
+    for i in range(n):
+        page.evaluate(f"(i) => {_BOXES}()[i].scrollIntoView()", i)
+        label = page.evaluate(_LABEL, i) or f"widget {i + 1}"
+        times, unchanged = [], 0
+        for ctl in page.evaluate(_CONTROLS, i):
+            if ctl["n"] < 2:
+                continue
+            for j in range(moves):
+                page.evaluate("([i, l]) => window.__lwArm(i, l)", [i, limit_ms])
+                _move(page, i, ctl, j)
+                ms = page.evaluate("() => window.__lwResult")
+                if ms is None:
+                    unchanged += 1
+                else:
+                    times.append(ms)
+        rows.append((label, times, unchanged))
+    close_chapter(page)
+    return rows, errors
+
+
+def pct(xs, q: float) -> float:
+    """The q-th percentile (nearest rank) of ``xs``; NaN for none."""
+    if not xs:
+        return math.nan
+    s = sorted(xs)
+    return s[min(len(s) - 1, max(0, math.ceil(q / 100 * len(s)) - 1))]
