@@ -135,6 +135,6 @@ NOTEBOOK_TIMES: dict[str, float] = {}
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if not NOTEBOOK_TIMES:
         return
-    terminalreporter.section("notebook execution times (fresh kernel)")
+    terminalreporter.section("notebook execution times (fresh kernel, or the book build's cached run)")
     for name, secs in sorted(NOTEBOOK_TIMES.items(), key=lambda kv: -kv[1]):
         terminalreporter.write_line(f"{secs:7.1f} s  {name}")

@@ -5,6 +5,13 @@ have a kernelspec) is read with jupytext and executed with nbclient in a new ``p
 environment. Any error fails the test, and so does a notebook whose cells take 60 s or more. Execution
 happens without ``LABSIM_BOOK``, so this covers the JupyterLab face (live widgets) that the website
 build does not run. The times are printed in the pytest summary.
+
+Under ``make test`` (``LABSIM_REQUIRE_BOOK=1``) the book build has just executed every page in a fresh
+kernel and kept the result in jupyter-cache (``_build/.jupyter_cache``; only successful executions are
+kept, keyed by a hash of the page's code cells). When the cache holds an execution of a page's current
+code, made after the last change to labsim's sources and to the data the book reads, the test takes that
+execution's record (success, and its time, which must be under the limit) instead of running the page a
+second time; otherwise, or with ``LABSIM_FRESH_NOTEBOOKS=1``, it runs the page fresh as above.
 """
 from __future__ import annotations
 
@@ -13,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, NOTEBOOK_TIMES
+from conftest import NOTEBOOK_TIMES, REQUIRE_BOOK, ROOT
 
 jupytext = pytest.importorskip("jupytext")
 nbclient = pytest.importorskip("nbclient")
@@ -21,6 +28,9 @@ import nbclient.client  # noqa: E402
 import nbclient.util  # noqa: E402
 
 LIMIT_S = 60.0
+CACHE = ROOT / "_build" / ".jupyter_cache"
+# What the book's outputs depend on besides the page itself (the Makefile drops the cache when these change).
+CACHE_INPUTS = ("labsim/**/*.py", "book/data/*.json", "crosscheck/refs/*.json")
 
 
 class _Client(nbclient.NotebookClient):
@@ -79,6 +89,14 @@ def test_there_are_chapters():
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_notebook_executes(path: Path, monkeypatch):
+    record = _cached_execution(path)
+    if record is not None:
+        secs = float(record.data["execution_seconds"])
+        NOTEBOOK_TIMES[path.relative_to(ROOT).as_posix() + " (book build, cached)"] = secs
+        print(f"{path.relative_to(ROOT)}: executed by the book build in {secs:.1f} s (jupyter-cache record {record.pk})")
+        # The book build's time covers the kernel's start as well as the cells: a stricter bound than below.
+        assert secs < LIMIT_S, f"{path.relative_to(ROOT)}: the book build ran it in {secs:.1f} s (limit {LIMIT_S:.0f} s)"
+        return
     monkeypatch.delenv("LABSIM_BOOK", raising=False)  # the JupyterLab face, not the website's
     monkeypatch.setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     nb = jupytext.read(path)
@@ -118,3 +136,33 @@ def _cell_seconds(nb) -> float:
             parse = lambda t: datetime.fromisoformat(t.replace("Z", "+00:00"))
             total += (parse(end) - parse(start)).total_seconds()
     return total
+
+
+def _cached_execution(path: Path):
+    """The jupyter-cache record of the book build's successful execution of ``path``'s current code, or None.
+
+    Only under ``LABSIM_REQUIRE_BOOK=1`` (the book was built just before, by ``make test`` or CI), not
+    with ``LABSIM_FRESH_NOTEBOOKS=1``, and only a record newer than every file in ``CACHE_INPUTS``."""
+    import os
+    from datetime import datetime, timezone
+
+    if not REQUIRE_BOOK or os.environ.get("LABSIM_FRESH_NOTEBOOKS", "") not in ("", "0"):
+        return None
+    if not (CACHE / "global.db").is_file():
+        return None
+    try:
+        from jupyter_cache import get_cache
+    except ImportError:
+        return None
+    try:
+        record = get_cache(str(CACHE)).match_cache_notebook(jupytext.read(path))
+    except KeyError:  # no execution of this code in the cache
+        return None
+    if not isinstance(record.data, dict) or not isinstance(record.data.get("execution_seconds"), (int, float)):
+        return None
+    created = record.created  # jupyter-cache stores naive UTC times
+    created = created.replace(tzinfo=timezone.utc) if created.tzinfo is None else created
+    newest = max((p.stat().st_mtime for pat in CACHE_INPUTS for p in ROOT.glob(pat)), default=0.0)
+    if created.timestamp() <= newest:
+        return None  # labsim or the book's data changed after that execution: run the page again
+    return record
