@@ -1,7 +1,8 @@
 """``ls.from_torch(module_or_fn, *example_inputs)``: a PyTorch program as a labsim Graph.
 
-``torch.export`` captures the program and ``run_decompositions()`` lowers it to the core ATen opset.
-labsim then interprets that graph inside :func:`labsim.trace`, one row of :data:`RULES` per ATen op
+``torch.export`` (non-strict) captures the program. When labsim has a row for every op of that graph
+it interprets the graph as it is; otherwise ``run_decompositions()`` first lowers it to the core ATen
+opset (see :func:`interpretable`). labsim then interprets that graph inside :func:`labsim.trace`, one row of :data:`RULES` per ATen op
 (keyed by the op's name without its overload, ``aten.addmm``), each calling ``labsim.numpy``. The
 module's parameters and buffers become the graph's first argument, a dict named as in the module's
 ``state_dict`` (so the graph's inputs read ``params.fc.weight``, ...), and the example inputs follow;
@@ -22,6 +23,7 @@ from ..core.trace import trace
 from ..frontend import nn as lnn
 from ..frontend import numpy as lnp
 from .common import ImportUnsupportedError, dtype_name, need, unsupported
+from .torch_sdpa import sdpa
 
 FN = "from_torch"
 _BIG = 2**62  # ATen's "to the end" in slice
@@ -146,7 +148,7 @@ def _any(x, dims=None, keepdim=False, **_):
     return lnp.not_equal(_reduce(lnp.max)(_as_int(_bool(x)), dims, keepdim), 0)
 
 
-def _layer_norm(x, shape, weight=None, bias=None, eps=1e-5, **_):
+def _layer_norm(x, shape, weight=None, bias=None, eps=1e-5, *_, **__):
     k = len(shape)
     lead, inner = tuple(x.shape[:x.ndim - k]), math.prod(shape)
     flat = lnp.reshape(x, lead + (inner,))
@@ -194,6 +196,11 @@ def _div(x, y, rounding_mode=None, **_):
 
 
 
+def _dropout(x, p=0.5, train=False, **_):
+    """``aten.dropout`` (the exported graph before decomposition): the identity when it drops nothing."""
+    return _native_dropout(x, p, train)[0]
+
+
 def _native_dropout(x, p, train=None, **_):
     """Dropout as exported in training mode: the identity when it drops nothing (eval mode or p == 0)."""
     if train and p:
@@ -228,12 +235,13 @@ RULES = {
     "squeeze": _squeeze, "slice": _slice, "select": _select, "cat": lambda xs, dim=0: lnp.concatenate(xs, axis=dim),
     "split_with_sizes": _split_sizes, "split": _split,
     "clone": lambda x, **_: x, "alias": lambda x: x, "contiguous": lambda x, **_: x, "detach": lambda x: x,
-    "lift_fresh_copy": lambda x: x, "dropout": lambda x, *_, **__: x, "native_dropout": _native_dropout,
+    "lift_fresh_copy": lambda x: x, "dropout": _dropout, "native_dropout": _native_dropout,
     "_to_copy": lambda x, *, dtype=None, **_: lnp.astype(x, _dt(dtype)) if dtype is not None else x,
     "full": _full, "full_like": lambda x, v, *, dtype=None, **_: _full(x.shape, v, dtype=dtype or x.dtype),
     "zeros_like": lambda x, *, dtype=None, **_: _full(x.shape, 0, dtype=dtype or x.dtype),
     "ones_like": lambda x, *, dtype=None, **_: _full(x.shape, 1, dtype=dtype or x.dtype),
     "scalar_tensor": _scalar, "arange": _arange, "getitem": operator.getitem,
+    "scaled_dot_product_attention": sdpa,
 }
 REFUSED = {
     "embedding": "an embedding is a gather by token id, which labsim does not model: pass the embedded "
@@ -279,11 +287,30 @@ def _export(module_or_fn, example_inputs):
             raise ImportUnsupportedError(f"{FN}: example input {i} is a {type(x).__name__}; give tensors "
                                          "(labsim imports positional tensor inputs)")
     try:
-        ep = torch.export.export(module, tuple(example_inputs))
+        ep = torch.export.export(module, tuple(example_inputs), strict=False)
     except Exception as e:  # torch's own refusal (data-dependent control flow, unsupported Python)
         raise ImportUnsupportedError(f"{FN}: torch.export could not capture the program: "
                                      f"{type(e).__name__}: {str(e).splitlines()[0][:300]}") from None
-    return torch, module, ep.run_decompositions()
+    return torch, module, (ep if interpretable(torch, ep) else ep.run_decompositions())
+
+
+def interpretable(torch, ep) -> bool:
+    """Whether every op of the exported graph (before decomposition) has a row of :data:`RULES`.
+
+    Then labsim interprets that graph as it is (``linear``, ``layer_norm``, ``gelu``,
+    ``scaled_dot_product_attention``, ... each computed by its row as the core ATen decomposition computes
+    it), and ``run_decompositions()``, which takes seconds for a 12-layer model, is skipped. An op without
+    a row (a ``torch.*`` function, an in-place op, a higher-order op, an ATen op labsim has no row for)
+    sends the program through ``run_decompositions()`` as before."""
+    for node in ep.graph.nodes:
+        if node.op != "call_function":
+            continue
+        t = node.target
+        if t is operator.getitem:
+            continue
+        if not isinstance(t, torch._ops.OpOverload) or t.namespace != "aten" or _name(t) not in RULES:
+            return False
+    return True
 
 
 def _params(torch, ep):
