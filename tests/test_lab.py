@@ -20,12 +20,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import shutil
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -38,7 +34,8 @@ if importlib.util.find_spec("jupyterlab_myst") is None:
     pytest.skip("jupyterlab-myst is not installed (make lab installs it)", allow_module_level=True)
 
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
-import labsim_lab  # noqa: E402
+import labsim_lab  # noqa: E402,F401
+from _lab_browser import copy_chapters, lab_server  # noqa: E402
 
 CHAPTERS = ["03_roofline", "05_compiler"]
 TOKEN = "labsim-test"
@@ -47,49 +44,14 @@ SHOTS = ROOT / "_build" / "screenshots"
 TIMES: dict[str, float] = {}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("lab")
-    shutil.copy(ROOT / "jupytext.toml", root / "jupytext.toml")
-    shutil.copytree(ROOT / "chapters", root / "chapters")
-    shutil.copytree(ROOT / "book", root / "book", ignore=shutil.ignore_patterns("_static", "_ext"))
-    labsim_lab.write_overrides()
-    port = _free_port()
-    cmd, env = labsim_lab.command(root, port, [
-        "--no-browser", f"--IdentityProvider.token={TOKEN}", f"--LabApp.workspaces_dir={root / '.ws'}",
-        "--LabApp.expose_app_in_browser=True", "--ServerApp.shutdown_no_activity_timeout=600"])
-    env["LABSIM_BOOK"] = ""
-    log = open(root / "server.log", "w")
+    copy_chapters(root)
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(240):
-            try:
-                with urllib.request.urlopen(f"{url}/api/status?token={TOKEN}", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.5)
-            if proc.poll() is not None:
-                pytest.fail("JupyterLab exited:\n" + (root / "server.log").read_text()[-3000:])
-        else:
-            pytest.fail("JupyterLab did not start in 120 s:\n" + (root / "server.log").read_text()[-3000:])
+    with lab_server(root, TOKEN) as url:  # tests/_lab_browser.py: JupyterLab as `make lab` starts it
         TIMES["server start"] = time.perf_counter() - t0
         yield url, root
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 _BUSY = """() => Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-InputPrompt'))

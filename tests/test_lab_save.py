@@ -21,11 +21,9 @@ import importlib.util
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -40,7 +38,8 @@ if shutil.which("git") is None:
     pytest.skip("git is not installed", allow_module_level=True)
 
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
-import labsim_lab  # noqa: E402
+import labsim_lab  # noqa: E402,F401
+from _lab_browser import copy_chapters, lab_server  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -53,12 +52,6 @@ AUTOSAVE_S = 2
 TIMES: dict[str, float] = {}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _git(root: Path, *args: str) -> str:
     return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True,
                           capture_output=True, text=True).stdout
@@ -67,9 +60,7 @@ def _git(root: Path, *args: str) -> str:
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("labsave")
-    shutil.copy(ROOT / "jupytext.toml", root / "jupytext.toml")
-    shutil.copytree(ROOT / "chapters", root / "chapters")
-    shutil.copytree(ROOT / "book", root / "book", ignore=shutil.ignore_patterns("_static", "_ext"))
+    copy_chapters(root)
     (root / ".gitignore").write_text("_notebooks/\n.ipynb_checkpoints/\n.ws/\n.settings/\nserver.log\n")
     _git(root, "init", "-q")
     _git(root, "add", "-A")
@@ -79,37 +70,11 @@ def lab(tmp_path_factory):
     settings.mkdir(parents=True)
     (settings / "plugin.jupyterlab-settings").write_text(json.dumps({"autosave": True,
                                                                      "autosaveInterval": AUTOSAVE_S}))
-    labsim_lab.write_overrides()
-    port = _free_port()
-    cmd, env = labsim_lab.command(root, port, [
-        "--no-browser", f"--IdentityProvider.token={TOKEN}", f"--LabApp.workspaces_dir={root / '.ws'}",
-        f"--LabApp.user_settings_dir={root / '.settings'}",
-        "--LabApp.expose_app_in_browser=True", "--ServerApp.shutdown_no_activity_timeout=900"])
-    env["LABSIM_BOOK"] = ""
-    env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], str(ROOT)])  # the chapters import labsim
-    log = open(root / "server.log", "w")
-    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root)
-    url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(240):
-            try:
-                with urllib.request.urlopen(f"{url}/api/status?token={TOKEN}", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.5)
-            if proc.poll() is not None:
-                pytest.fail("JupyterLab exited:\n" + (root / "server.log").read_text()[-3000:])
-        else:
-            pytest.fail("JupyterLab did not start in 120 s:\n" + (root / "server.log").read_text()[-3000:])
-        yield url, root
+        # tests/_lab_browser.py: JupyterLab as `make lab` starts it, with this run's user settings
+        with lab_server(root, TOKEN, [f"--LabApp.user_settings_dir={root / '.settings'}"]) as url:
+            yield url, root
     finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
         print(json.dumps(TIMES, indent=1))
 
 
