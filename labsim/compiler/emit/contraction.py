@@ -115,7 +115,7 @@ def _contraction(L: _Lower, chip) -> KernelIR:
             if arch == "Ampere" and plain(var, side):
                 # clamp the address into the tensor; src-size 0 makes cp.async write zeros instead
                 cc = coord()
-                cl = tuple(b.op("min", "u32", x, Imm(v.aval.shape[d] - 1, "u32")) if not isinstance(x, Imm) else x
+                cl = tuple(b.op("min", "u32", x, Imm(max(v.aval.shape[d] - 1, 0), "u32")) if not isinstance(x, Imm) else x
                            for d, x in enumerate(cc))
                 ga = L.address(L.in_param[id(v)], L.linear(cl, v.aval.shape))
                 size = b.op("selp", "u32", Imm(isz, "u32"), Imm(0, "u32"), ok)
