@@ -9,7 +9,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from ..support.errors import ArgumentError
-from .palette import NEUTRAL, ROLE
+from .palette import NEUTRAL, ROLE, series_style
 from .plots import style
 
 
@@ -23,7 +23,9 @@ def _points(fn: str, arg: str, pts) -> list:
 
 def tradeoff_figure(points, *, knee=None, knee_name: str = "knee", slo_s: float | None = None,
                     title: str | None = None, height: int = 400):
-    """TPOT (solid, labelled ``B=…``) and TTFT (dashed) against decode throughput for each batch.
+    """TPOT (solid, labelled ``B=…``) and TTFT (dashed) against decode throughput for each batch. The two
+    curves have no palette meaning, so they are greys with dashes; the knee is a memory event (the KV
+    caches weigh as much as the weights), so its star has the memory colour.
 
     ``knee``: one more :class:`BatchPoint` drawn as a star on the TPOT curve, named ``knee_name`` in the
     legend. ``slo_s``: a TPOT target in seconds, drawn as a horizontal dotted line."""
@@ -31,14 +33,15 @@ def tradeoff_figure(points, *, knee=None, knee_name: str = "knee", slo_s: float 
     x = [round(p.tok_s, 1) for p in pts]
     data = [go.Scatter(x=x, y=[round(p.tpot_ms, 3) for p in pts], mode="lines+markers+text",
                        name="time per output token (TPOT)", text=[f"B={p.batch}" for p in pts],
-                       textposition="top left", line=dict(color=ROLE["compute"])),
+                       # the first label sits right of its point, so that it stays inside the plot
+                       textposition=["top right"] + ["top left"] * (len(pts) - 1), line=series_style(0)),
             go.Scatter(x=x, y=[round(p.ttft_ms, 2) for p in pts], mode="lines+markers",
-                       name="time to first token (TTFT)", line=dict(color=ROLE["memory"], dash="dash"))]
+                       name="time to first token (TTFT)", line=series_style(4))]
     if knee is not None:
         k = _points("tradeoff_figure", "knee", [knee])[0]
         data.append(go.Scatter(x=[round(k.tok_s, 1)], y=[round(k.tpot_ms, 3)], mode="markers",
                                name=f"{knee_name} (B={k.batch})",
-                               marker=dict(symbol="star", size=16, color=ROLE["mismatch"])))
+                               marker=dict(symbol="star", size=16, color=ROLE["memory"])))  # the KV caches' memory
     fig = go.Figure(data)
     if slo_s is not None:
         if not isinstance(slo_s, (int, float)) or isinstance(slo_s, bool) or not slo_s > 0:
