@@ -6,6 +6,8 @@ point labelled with its batch size; a knee point and a TPOT target may be marked
 """
 from __future__ import annotations
 
+import math
+
 import plotly.graph_objects as go
 
 from ..support.errors import ArgumentError
@@ -23,7 +25,7 @@ def _points(fn: str, arg: str, pts) -> list:
 
 def tradeoff_figure(points, *, knee=None, knee_name: str = "knee", slo_s: float | None = None,
                     title: str | None = None, height: int = 400):
-    """TPOT (solid, labelled ``B=…``) and TTFT (dashed) against decode throughput for each batch. The two
+    """TPOT (solid; batches 1, 4, 16, ... labelled ``B=…``) and TTFT (dashed) against decode throughput for each batch. The two
     curves have no palette meaning, so they are greys with dashes; the knee is a memory event (the KV
     caches weigh as much as the weights), so its star has the memory colour.
 
@@ -31,10 +33,15 @@ def tradeoff_figure(points, *, knee=None, knee_name: str = "knee", slo_s: float 
     legend. ``slo_s``: a TPOT target in seconds, drawn as a horizontal dotted line."""
     pts = sorted(_points("tradeoff_figure", "points", points), key=lambda p: p.batch)
     x = [round(p.tok_s, 1) for p in pts]
+    # every point is a batch (hover names it); the labels name every fourfold step of the batch only, so
+    # that on a phone's plot no two of them touch
+    def label(b):
+        return f"B={b}" if b & (b - 1) == 0 and b.bit_length() % 2 == 1 else ""
+
     data = [go.Scatter(x=x, y=[round(p.tpot_ms, 3) for p in pts], mode="lines+markers+text",
-                       name="time per output token (TPOT)", text=[f"B={p.batch}" for p in pts],
-                       # the first label sits right of its point, so that it stays inside the plot
-                       textposition=["top right"] + ["top left"] * (len(pts) - 1), line=series_style(0)),
+                       name="time per output token (TPOT)", text=[label(p.batch) for p in pts],
+                       customdata=[p.batch for p in pts], textposition="top center", line=series_style(0),
+                       hovertemplate="B=%{customdata}: %{x:,.0f} tokens/s, TPOT %{y:.3g} ms<extra></extra>"),
             go.Scatter(x=x, y=[round(p.ttft_ms, 2) for p in pts], mode="lines+markers",
                        name="time to first token (TTFT)", line=series_style(4))]
     if knee is not None:
@@ -49,7 +56,9 @@ def tradeoff_figure(points, *, knee=None, knee_name: str = "knee", slo_s: float 
         fig.add_hline(y=slo_s * 1e3, line=dict(color=NEUTRAL[1], dash="dot"))
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=f"TPOT target {slo_s * 1e3:g} ms",
                                  line=dict(color=NEUTRAL[1], dash="dot"), hoverinfo="skip"))
-    fig.update_xaxes(title="decode throughput (tokens/s per chip)", type="log")
+    # room left of the first point and right of the last, so their labels stay inside the plot
+    fig.update_xaxes(title="decode throughput (tokens/s per chip)", type="log",
+                     range=[math.log10(min(x) / 2), math.log10(max(x) * 1.6)])
     fig.update_yaxes(title="time (ms)", type="log")
     return style(fig, title=title, height=height)
 
