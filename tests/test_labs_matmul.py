@@ -101,3 +101,12 @@ def test_a_wrong_kernel_cannot_feed_the_chart():
         return r, 32 * blocks, out, a, b, 0
     with pytest.raises(ls.LabsimError, match="differs from NumPy's a @ b by 1 at K = 32"):
         _fit(CHIP, "broken", off_by_one_run, (32, 32), 32)
+
+
+def test_tiled_kernel_refuses_bools_and_matrices_past_a_32_bit_index():
+    from labsim.models.labs_tiled import tiled_kernel
+
+    with pytest.raises(ls.ArgumentError, match="tile=.*three positive ints"):
+        tiled_kernel(64, 64, 64, (True, 32, 32))
+    with pytest.raises(ls.ArgumentError, match=r"more than the 2\*\*32"):
+        tiled_kernel(2**17, 2**17, 32)

@@ -103,3 +103,9 @@ def test_gpipe_figure_draws_the_schedule():
     assert min(b for b, y in zip(fwd.base, fwd.y) if y == "stage 4") == 3.0
     end = max(b + w for b, w in zip(bwd.base, bwd.x))
     assert end == pytest.approx((3 + 4 - 1) * 3)
+
+
+def test_gpipe_refuses_a_schedule_too_large_to_lay_out():
+    with pytest.raises(ls.ArgumentError, match=r"stages × microbatches .* more than the 100,000"):
+        pr.gpipe(10**6, 10**6)
+    assert len(pr.gpipe(100, 1000).events) == 2 * 100 * 1000  # at the limit it still lays out

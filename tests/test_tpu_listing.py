@@ -108,3 +108,10 @@ def test_schedule_dot_reads_itemsizes_from_labsims_dtype_table():
     assert a.time == b.time and a.peak_flops == b.peak_flops
     with pytest.raises(ls.tpu.TPUError, match="schedule_dot.*dtype 'nope'.*bfloat16"):
         ls.tpu.schedule_dot(8, 8, 8, dtype="nope")
+
+
+@pytest.mark.parametrize("args", [("x", 128, 128, (128, 128), 2**27), (-1, 128, 128, (128, 128), 2**27),
+                                  (128, 128, 128, (128, 128), -1), (128, 128, 128, (0, 128), 2**27)])
+def test_block_rule_refuses_bad_arguments(args):
+    with pytest.raises(ls.LabsimError, match="block_rule"):
+        tpu_blocks.block_rule(*args)

@@ -13,6 +13,8 @@ then halve ``bk``, then ``bn``, then ``bm`` until the blocks fit VMEM (:func:`vm
 """
 from __future__ import annotations
 
+from ..support.errors import count
+
 SUBLANES = 8  # rows of A enter the MXU in groups of 8 (bf16[8,128] @ bf16[128,128] per push)
 DEFAULT_BLOCK = 1024  # the compiler's starting block edge, before it is fitted to the problem and to VMEM
 
@@ -32,8 +34,12 @@ def block_rule(m: int, n: int, k: int, mxu: tuple[int, int], vmem: int | None, i
                out_itemsize: int = 4, double_buffer: bool = True) -> tuple[int, int, int]:
     """The block ``(bm, bn, bk)`` labsim's compiler chooses for ``[m, k] @ [k, n]`` on an MXU of
     ``mxu = (R, C)`` cells with ``vmem`` bytes of VMEM (``None``: not recorded, no fitting). The arguments
-    are positive integers, checked by the public callers (``ls.tpu.choose_blocks``, the tile plan)."""
-    r, c = mxu
+    are positive integers (``m``, ``n``, ``k`` may be 0, as in an empty product); a wrong type or sign is
+    refused here too, though the public callers (``ls.tpu.choose_blocks``, the tile plan) check first."""
+    fn = "tpu_blocks.block_rule"
+    m, n, k = (count(fn, a, v) for a, v in (("m", m), ("n", n), ("k", k)))
+    r, c = (count(fn, "mxu", v, minimum=1) for v in mxu)
+    vmem = None if vmem is None else count(fn, "vmem", vmem, minimum=1)
     edge = max(DEFAULT_BLOCK, r, c)
     bm, bn, bk = min(_up(m, SUBLANES), edge), min(_up(n, c), edge), min(_up(k, r), edge)
     bufs = 2 if double_buffer else 1

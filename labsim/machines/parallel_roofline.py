@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from ..hardware import get as _get_chip
-from ..support.errors import ArgumentTypeError, LabsimError
+from ..support.errors import ArgumentError, ArgumentTypeError, LabsimError
 from .collective_costs import CollectiveError, _count, _link, _topology, time
 from .events import EventKind, Trace, UnitId, UnitKind
 
@@ -225,6 +225,10 @@ def plan(params: float, layers: int, d_model: int, tokens: float, tp: int, fsdp:
     return Plan(g, k, memory, compute, t_tp, t_f)
 
 
+#: the most (stage, micro-batch) pairs gpipe() lays out: two events each, a schedule anyone can draw
+MAX_GPIPE_CELLS = 100_000
+
+
 def gpipe(stages: int, microbatches: int, forward: float = 1.0, backward: float = 2.0) -> Trace:
     """GPipe's schedule {huang2019gpipe}: every microbatch's forward through the ``stages``, then every
     backward in reverse; ``forward``/``backward`` seconds per stage and microbatch. One row per stage;
@@ -232,6 +236,10 @@ def gpipe(stages: int, microbatches: int, forward: float = 1.0, backward: float 
     fn = "gpipe"
     p, m = _count(stages, "stages", fn, ""), _count(microbatches, "microbatches", fn, "")
     tf, tb = _pos(fn, "forward", forward), _pos(fn, "backward", backward)
+    if p * m > MAX_GPIPE_CELLS:
+        raise ArgumentError(f"{fn}: stages × microbatches = {p:,} × {m:,} = {p * m:,} is more than the "
+                            f"{MAX_GPIPE_CELLS:,} (stage, micro-batch) pairs a drawn schedule holds; the bubble "
+                            f"fraction (p−1)/(m+p−1) needs no schedule")
     out = []
     for s in range(p):
         u = UnitId(s, UnitKind.STREAM)  # one device per stage: the row reads "stage s+1 · stream"

@@ -41,11 +41,14 @@ def tiled_kernel(m: int, n: int, k: int, tile: tuple = (32, 32, 32), per_thread:
     for name, v in (("m", m), ("n", n), ("k", k)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ArgumentError(f"{fn}: {name}={v!r} must be a positive int")
-    if not (isinstance(tile, tuple) and len(tile) == 3 and all(isinstance(x, int) and x >= 1 for x in tile)):
+    if not (isinstance(tile, tuple) and len(tile) == 3 and all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in tile)):
         raise ArgumentError(f"{fn}: tile={tile!r} must be three positive ints (BM, BN, BK)")
     if not (isinstance(per_thread, tuple) and len(per_thread) == 2
-            and all(isinstance(x, int) and x >= 1 for x in per_thread)):
+            and all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in per_thread)):
         raise ArgumentError(f"{fn}: per_thread={per_thread!r} must be two positive ints (TM, TN)")
+    for name, elems in (("A (m × k)", m * k), ("B (k × n)", k * n), ("C (m × n)", m * n)):
+        if elems >= 2**32:  # the kernel indexes elements with 32-bit registers, as the compiler's kernels do
+            raise ArgumentError(f"{fn}: {name} has {elems:,} elements, more than the 2**32 a 32-bit index reaches")
     bm, bn, bk = tile
     tm, tn = per_thread
     if bm % tm or bn % tn:
