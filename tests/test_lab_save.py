@@ -39,7 +39,7 @@ if shutil.which("git") is None:
 
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 import labsim_lab  # noqa: E402,F401
-from _lab_browser import copy_chapters, lab_server  # noqa: E402
+from _lab_browser import BUSY, CURRENT, ERRORS, IDLE, copy_chapters, lab_server  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -90,14 +90,8 @@ def page(lab, browser):
     ctx.close()
 
 
-_CURRENT = "window.__labsimNotebook"  # the tab docmanager:open returned
-_IDLE = (f"() => {{ const w = {_CURRENT}; return w && w.context && w.context.isReady && w.sessionContext "
-         "&& w.sessionContext.session && w.sessionContext.session.kernel "
-         "&& w.sessionContext.session.kernel.status === 'idle'; }")
-_BUSY = """() => Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-InputPrompt'))
-  .some(p => p.textContent.includes('*'))"""
-_ERRORS = """() => Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-OutputArea-output'))
-  .filter(o => (o.getAttribute('data-mime-type') || '').includes('error')).map(o => o.innerText.slice(0, 400))"""
+# the page probes shared with the other JupyterLab tests (tests/_lab_browser.py)
+_CURRENT, _IDLE, _BUSY, _ERRORS = CURRENT, IDLE, BUSY, ERRORS
 _MARKDOWN = """() => Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-MarkdownCell .jp-RenderedMarkdown, .jp-NotebookPanel:not(.lm-mod-hidden) .jp-MarkdownCell .myst'))
   .map(m => m.innerText).join('\\n')"""
 # how many cells the page draws with their source collapsed
