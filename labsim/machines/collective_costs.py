@@ -120,6 +120,21 @@ def _latency(fn: str, latency):
     return None if latency is None else _real(fn, "latency", latency)
 
 
+def _user_comm(fn: str, comm):
+    """A reader's ``comm(op, nbytes, n) -> seconds``, wrapped so that a result that is not a finite number of
+    seconds >= 0 is a CollectiveError naming ``fn`` (the parallelism models take one instead of a link)."""
+    if not callable(comm):
+        raise CollectiveError(f"{fn}: comm must be a function comm(op, nbytes, n) -> seconds, got {comm!r}")
+
+    def checked(op, nbytes, n):
+        t = comm(op, nbytes, n)
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not (math.isfinite(t) and t >= 0):
+            raise CollectiveError(f"{fn}: comm({op!r}, {nbytes!r}, {n}) returned {t!r}; it must be a finite "
+                                  f"number of seconds >= 0")
+        return t
+    return checked
+
+
 def _dims(fn: str, mesh) -> list[int]:
     if isinstance(mesh, (str, bytes)) or not hasattr(mesh, "__iter__"):
         raise CollectiveError(f"{fn}: mesh must be a tuple of device counts, one per axis, e.g. (4, 4); "

@@ -33,7 +33,7 @@ from typing import Callable, Sequence
 
 from ..hardware import get as _get_chip
 from ..support.errors import ArgumentError, ArgumentTypeError, LabsimError
-from .collective_costs import CollectiveError, _count, _link, _topology, time
+from .collective_costs import CollectiveError, _count, _link, _topology, _user_comm, time
 from .events import EventKind, Trace, UnitId, UnitKind
 
 ROOF_STRATEGIES = ("data", "fsdp", "tensor")
@@ -92,17 +92,7 @@ def _peak(fn: str, chip, dtype: str):
 
 def _comm(fn: str, c, link, topology, comm, latency) -> Callable:
     if comm is not None:
-        if not callable(comm):
-            raise CollectiveError(f"{fn}: comm must be a function comm(op, nbytes, n) -> seconds, got {comm!r}")
-        user = comm
-
-        def checked(op, nbytes, n):
-            t = user(op, nbytes, n)
-            if isinstance(t, bool) or not isinstance(t, (int, float)) or not (math.isfinite(t) and t >= 0):
-                raise CollectiveError(f"{fn}: comm({op!r}, {nbytes!r}, {n}) returned {t!r}; it must be a finite "
-                                      f"number of seconds >= 0")
-            return t
-        return checked
+        return _user_comm(fn, comm)
     lk = _link(link, fn=fn) if link is not None else c.chip_link
     if lk is None:
         raise CollectiveError(f"{fn}: chip {c.name!r} has no chip_link: give link= or comm=")

@@ -45,7 +45,7 @@ from ..support.choice import Choice
 import math
 
 from ..support.errors import ArgumentTypeError, LabsimError
-from .collective_costs import CollectiveError, Topology, _count, _link, _real, _topology, time
+from .collective_costs import CollectiveError, Topology, _count, _link, _real, _topology, _user_comm, time
 
 
 class Strategy(Choice):
@@ -122,17 +122,8 @@ def step_time(strategy: Strategy | str, params: float, layers: int, d_model: int
     except TypeError as e:
         raise ArgumentTypeError(f"{fn}: chip: {e}") from None
     lk = _link(link, fn=fn) if link is not None else c.chip_link
-    if comm is not None and not callable(comm):
-        raise CollectiveError(f"{fn}: comm must be a function comm(op, nbytes, n) -> seconds, got {comm!r}")
     if comm is not None:
-        user_comm = comm
-
-        def comm(op, nbytes, count):
-            t = user_comm(op, nbytes, count)
-            if isinstance(t, bool) or not isinstance(t, (int, float)) or not (math.isfinite(t) and t >= 0):
-                raise CollectiveError(f"{fn}: comm({op!r}, {nbytes!r}, {count}) returned {t!r}; it must be a finite "
-                                      f"number of seconds >= 0")
-            return t
+        comm = _user_comm(fn, comm)
     if comm is None:
         if lk is None:
             raise CollectiveError(f"chip {c.name!r} has no chip_link: give link= or comm=")
