@@ -95,3 +95,9 @@ from .peers import calibration, measured  # noqa: E402
 from .models import labs  # noqa: E402  (ls.labs: the chapters' kernel labs and their checker)
 __all__ += ["tile_plan", "ROW_LIMIT", "calibration", "measured", "labs"]
 __all__ += ["from_jax", "from_torch", "torch_arguments", "ImportUnsupportedError", "MissingPackageError"]
+
+# The language labsim draws in (issue 25): ls.set_language("ko"), or ``with ls.language("ko"):``.
+from . import i18n  # noqa: E402
+from .i18n import get_language, language, set_language  # noqa: E402
+i18n.install_hooks()
+__all__ += ["i18n", "set_language", "get_language", "language"]

@@ -121,7 +121,7 @@ def glossary(path: Path | None = None) -> dict[str, str]:
     text = (path or ROOT / "book" / "glossary.md").read_text(encoding="utf-8")
     out = {}
     for en, ko in entries(text):
-        ko = re.sub(r"\s*\([^)]*\)\s*$", "", ko).strip() if not _HANGUL.match(ko[:1] or " ") else ko
+        ko = re.sub(r"\s*\([^)]*\)\s*$", "", ko).strip() or ko
         out[en.lower()] = ko.split(",")[0].strip()
     return out
 

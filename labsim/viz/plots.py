@@ -187,7 +187,8 @@ def style(fig, *, title: str | None = None, height: int = 360):
     _wrap_legend(fig)
     _log_ticks(fig)
     _wrap_axis_titles(fig)
-    return fig
+    from ..i18n import translate_figure  # the figure in the language labsim draws in (ls.set_language)
+    return translate_figure(fig)
 
 
 def _time_unit(seconds: float) -> tuple[float, str]:
