@@ -52,6 +52,7 @@ def split(text: str) -> dict:
         out["header"] = "\n".join(lines[:j + 1])
         i = j + 1
     stack: list[str] = []  # the markers of open directive fences
+    names: list[str] = []  # their directive names
     code: list[str] | None = None  # lines of an open code-like fence
     code_marker, code_cell, math = "", False, False
     for line in lines[i:]:
@@ -69,12 +70,14 @@ def split(text: str) -> dict:
             marker, name, rest = m.group(2), (m.group(3) or "")[1:-1], m.group(4).strip()
             if not name and not rest and stack and marker[0] == stack[-1][0] and len(marker) >= len(stack[-1]):
                 stack.pop()
+                names.pop()
                 continue
             if name in {"code-cell", "code-block", "code", "math", "raw", "mermaid"} or \
                     (not name and marker[0] in "`~"):
                 code, code_marker, code_cell = [line.strip()], marker, name == "code-cell"
                 continue
             stack.append(marker)
+            names.append(name)
             out["directives"][name] += 1
             if rest:
                 out["sections"][-1][1].append(rest)
@@ -102,6 +105,8 @@ def split(text: str) -> dict:
             continue
         for role, target in _ROLE.findall(line):
             _note_role(out, role, target, line)
+        if names and names[-1] == "glossary" and line[:1] not in (" ", "\t"):
+            continue  # a glossary's term line: the English term stays as a term (and link key)
         out["sections"][-1][1].append(line)
     return out
 
