@@ -1,11 +1,11 @@
 # The labsim book: the only entry points a reader needs.
 #   make book   build the website into _build/html (executes every chapter); STUDENT=1: without solutions
 #   make test   build the book, then run every test (unit, notebooks, browser)
-#   make lab    JupyterLab on chapters/, .md files open as notebooks, widgets live
+#   make lab    JupyterLab on chapters/, .md files open as notebooks, widgets live; EDITION=ko: the Korean chapters
 #   make serve  serve _build/html on http://127.0.0.1:8000
 #   make bench  run benchmarks/bench_*.py (each prints a table)
 #   make print  every figure of every chapter for print and slides: _build/print/<chapter>/fig-N.{pdf,png,gif}
-#   make pdf    the whole book as one PDF: _build/pdf/labsim-book.pdf (prints the built site with Chromium)
+#   make pdf    the whole book as one PDF: _build/pdf/labsim-book.pdf, the Korean edition -ko.pdf (prints the built site with Chromium)
 #   make slides one PDF deck per chapter, a slide per figure: _build/slides/<chapter>.pdf (from make print)
 #   make fuzz   the program fuzzer, long run: 5,000 random programs (FUZZ_EXAMPLES=...) checked at every level
 #   make crosscheck  compare labsim with XLA (JAX), PyTorch's FLOP counter and SCALE-Sim (installs them)
@@ -68,8 +68,8 @@ sysdeps:
 # outputs may change too, so the cache is dropped (the chapters then run again, about 25 s). The same
 # holds for measurements the book reads (book/data/*.json: the GPU calibration of the accuracy appendix).
 LABSIM_SRC := $(shell find labsim -name '*.py' 2>/dev/null)
-_build/.labsim-stamp: $(LABSIM_SRC) $(wildcard book/data/*.json) crosscheck/refs/xla.json crosscheck/refs/torch_flops.json crosscheck/refs/scalesim.json
-	rm -rf _build/.jupyter_cache _build/jupyter_execute _build/.doctrees
+_build/.labsim-stamp: $(LABSIM_SRC) $(wildcard book/data/*.json) $(wildcard labsim/locales/*/LC_MESSAGES/*.po) crosscheck/refs/xla.json crosscheck/refs/torch_flops.json crosscheck/refs/scalesim.json
+	rm -rf _build/.jupyter_cache _build/jupyter_execute _build/.doctrees _build/ko
 	@mkdir -p _build && touch $@
 
 # make book STUDENT=1: the student edition, every solution cut out (book/_ext/labsim_student.py), built
@@ -82,7 +82,9 @@ book: $(STAMP) sysdeps _build/.labsim-stamp
 else
 book: $(STAMP) sysdeps _build/.labsim-stamp
 	LABSIM_BOOK=1 $(VENV)/bin/jb build . -W --keep-going
-	@echo "built: open _build/html/index.html, or run: make serve"
+	@# The Korean edition (ko/, issue 25) from the same execution cache: _build/html/ko
+	LABSIM_BOOK=1 $(PY) book/_ext/labsim_ko_build.py -W --keep-going
+	@echo "built: open _build/html/index.html (English) or _build/html/ko/index.html (Korean), or run: make serve"
 endif
 
 test: book
@@ -91,8 +93,10 @@ test: book
 # ---- Reading and writing ----
 # book/_ext/labsim_lab.py: JupyterLab rooted at the repository (jupytext.toml applies), .md chapters open as
 # notebooks, the cells the website hides open collapsed, computed values render (jupyterlab-myst).
+# make lab EDITION=ko: the Korean chapters (ko/chapters), whose figures labsim draws in Korean.
+EDITION ?= en
 lab: $(STAMP) sysdeps
-	$(PY) book/_ext/labsim_lab.py
+	$(PY) book/_ext/labsim_lab.py --edition $(EDITION)
 
 serve:
 	@test -f _build/html/index.html || { echo "no site yet: run make book first" >&2; exit 1; }
@@ -114,6 +118,7 @@ print: $(STAMP) sysdeps
 # of key frames), behind a title page and a contents page; page numbers stamped (pypdf).
 pdf: book
 	LABSIM_CHROMIUM=$(CHROMIUM) $(PY) book/_ext/labsim_pdf.py --site _build/html --out _build/pdf/labsim-book.pdf
+	LABSIM_CHROMIUM=$(CHROMIUM) $(PY) book/_ext/labsim_pdf.py --edition ko --out _build/pdf/labsim-book-ko.pdf
 
 # ---- Slides (book/_ext/labsim_slides.py): per chapter, a title slide and one 16:9 slide per figure of
 # make print (its number, the figure, its caption): _build/slides/<chapter>.pdf. CHAPTERS= as for print.

@@ -43,6 +43,8 @@ def copy_chapters(root: Path) -> None:
     shutil.copy(ROOT / "jupytext.toml", root / "jupytext.toml")
     shutil.copytree(ROOT / "chapters", root / "chapters")
     shutil.copytree(ROOT / "book", root / "book", ignore=shutil.ignore_patterns("_static", "_ext"))
+    if (ROOT / "ko").is_dir():  # the Korean edition (make lab EDITION=ko), with its own jupytext.toml
+        shutil.copytree(ROOT / "ko", root / "ko")
 
 
 def _widget_data_path(env: dict) -> None:

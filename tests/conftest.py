@@ -55,7 +55,7 @@ def built_pages(site: Path = SITE) -> list[str]:
     pages = []
     for p in sorted(site.rglob("*.html")):
         rel = p.relative_to(site).as_posix()
-        if rel.startswith(("_static/", "_sources/", "_images/")):
+        if rel.startswith(("_static/", "_sources/", "_images/", "ko/_static/", "ko/_sources/", "ko/_images/")):
             continue
         pages.append(rel)
     return pages

@@ -37,7 +37,8 @@ sys.path.insert(0, str(ROOT / "book" / "_ext"))
 import labsim_lab  # noqa: E402,F401
 from _lab_browser import copy_chapters, lab_server  # noqa: E402
 
-CHAPTERS = ["03_roofline", "05_compiler"]
+# "ko/…": the Korean edition's chapter (make lab EDITION=ko); its kernel draws in Korean
+CHAPTERS = ["03_roofline", "ko/05_compiler"]
 TOKEN = "labsim-test"
 RAW_ROLE = re.compile(r"\{(?:glue(?::\w+)?|term|cite|doc|ref|eval|figref|numref|exercise|solution)\}`?|^```\{", re.M)
 SHOTS = ROOT / "_build" / "screenshots"
@@ -96,7 +97,9 @@ def test_chapter_in_jupyterlab(lab, chapter, browser):
     ctx = browser.new_context(viewport={"width": 1280, "height": 900})
     page = ctx.new_page()
     t0 = time.perf_counter()
-    page.goto(f"{url}/lab/tree/chapters?reset&token={TOKEN}", wait_until="load")
+    folder = "ko/chapters" if chapter.startswith("ko/") else "chapters"
+    korean, chapter = chapter.startswith("ko/"), chapter.split("/")[-1]
+    page.goto(f"{url}/lab/tree/{folder}?reset&token={TOKEN}", wait_until="load")
     page.wait_for_function("() => window.jupyterapp && window.jupyterapp.commands.hasCommand('notebook:run-all-cells')",
                            timeout=120_000)
     # as a reader does: a double click on the chapter in the file browser opens it as a notebook
@@ -136,6 +139,11 @@ def test_chapter_in_jupyterlab(lab, chapter, browser):
 
     n = page.evaluate(_WIDGETS)
     assert n > 0, f"{chapter}: no live widget with a figure"
+    if korean:  # the Korean chapter's kernel draws in Korean (JPY_SESSION_NAME names a ko/ page)
+        plots = page.evaluate("() => Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) "
+                              ".js-plotly-plot')).map(g => JSON.stringify(g.layout || {}))")
+        assert plots and sum(bool(re.search("[\uac00-\ud7a3]", p)) for p in plots) >= 0.8 * len(plots), \
+            f"ko/{chapter}: figures not in Korean in JupyterLab"
     for i in range(n):
         before = page.evaluate(_PLOT_OF, i)
         t1 = time.perf_counter()

@@ -59,9 +59,9 @@ def _squash(s: str) -> str:
     return re.sub(r"\s+", "", s)
 
 
-def _chapters() -> list[tuple[int, str]]:
+def _chapters(folder: Path = ROOT / "chapters") -> list[tuple[int, str]]:
     out = []
-    for p in sorted((ROOT / "chapters").glob("[0-9][0-9]_*.md")):
+    for p in sorted(folder.glob("[0-9][0-9]_*.md")):
         m = re.search(r"^# (.+)$", p.read_text(encoding="utf-8"), flags=re.M)
         out.append((int(p.name[:2]), m.group(1).strip()))
     return out
@@ -146,6 +146,28 @@ def test_pdf_pages_titles_korean_and_licence():
     missing = [t for t in terms if not all(w in flat for w in re.findall("[\uac00-\ud7a3]+", t))]
     assert not missing, f"{len(missing)} Korean glossary terms are not in the PDF's text: {missing[:10]}"
     assert re.search(r"Figure\s*3\.1\b", text), "the figures are not numbered in the PDF"
+
+
+def test_the_korean_pdf_has_every_korean_chapter_numbered():
+    """make pdf also prints the Korean edition (_build/html/ko): its chapters' Korean titles, numbered
+    "N장", the Korean contents and licence, figures numbered "그림 N.k", page numbers."""
+    pdf = PDF.with_name("labsim-book-ko.pdf")
+    _need(pdf, "make pdf")
+    toc = labsim_pdf.toc_pages(ROOT, "ko")
+    n = _pages(pdf)
+    assert 2 + len(toc) <= n <= 60 * len(toc), f"{n} pages for {len(toc)} pages of the Korean site"
+    text = _text(pdf)
+    flat = _squash(text)
+    chapters = _chapters(ROOT / "ko" / "chapters")
+    assert len(chapters) == len(_chapters())
+    for num, title in chapters:
+        assert _squash(title) in flat, f"chapter {num}'s Korean title {title!r} is not in the Korean PDF"
+        assert f"{num}장" in flat, f"chapter {num} is not numbered in the Korean PDF"
+    assert "차례" in text and _squash("CC BY 4.0") in flat
+    assert re.search(r"그림\s*3\.1\b", text), "the figures are not numbered in Korean"
+    assert len(HANGUL.findall(text)) > 100_000, "the Korean PDF holds little Korean text"
+    lines = [ln.strip() for ln in _text(pdf, n).splitlines() if ln.strip()]
+    assert any(re.search(rf"·\s*{n}$", ln) for ln in lines[-4:]), f"the last page has no number: {lines[-4:]}"
 
 
 def test_the_contents_point_at_each_chapter():

@@ -111,7 +111,7 @@ def _build_finished(app: Sphinx, exc) -> None:
         tmp = target.with_suffix(".tmp")
         tmp.write_text(js, encoding="utf-8")
         os.replace(tmp, target)
-    logger.info("labsim_book: %s", build_font(Path(app.srcdir), static))
+    logger.info("labsim_book: %s", build_font(Path(__file__).resolve().parents[2], static))
 
 
 # ---- Numbered figure captions ("Figure 5.3") and {figref}`name` -------------------------------------
@@ -154,7 +154,8 @@ def _env_merge_info(app: Sphinx, env, docnames, other) -> None:
 
 def _figure_label(env, docname: str, index: int) -> str:
     ch = _chapter_number(env, docname)
-    return f"Figure {ch}.{index}" if ch else f"Figure {index}"
+    word = "그림" if getattr(env.config, "language", "en") == "ko" else "Figure"  # the Korean edition
+    return f"{word} {ch}.{index}" if ch else f"{word} {index}"
 
 
 class figref_node(nodes.Inline, nodes.Element):
@@ -198,9 +199,10 @@ def _doctree_resolved(app: Sphinx, doctree, docname: str) -> None:
 
 
 def hangul_used(root: Path) -> str:
-    """Every Hangul character in the book's sources (book/*.md, chapters/*.md), sorted."""
+    """Every Hangul character in the book's sources (book/*.md, chapters/*.md, the Korean edition's ko/**/*.md)
+    and in the Korean catalog of what labsim draws (labsim/locales/ko/LC_MESSAGES/*.po), sorted."""
     chars: set[str] = set()
-    for pattern in ("book/*.md", "chapters/*.md"):
+    for pattern in ("book/*.md", "chapters/*.md", "ko/**/*.md", "labsim/locales/*/LC_MESSAGES/*.po"):
         for f in root.glob(pattern):
             chars.update(_HANGUL.findall(f.read_text(encoding="utf-8")))
     return "".join(sorted(chars))

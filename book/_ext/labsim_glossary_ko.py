@@ -48,6 +48,8 @@ def index_section(text: str) -> str:
 
 
 def _source_read(app, docname, source) -> None:
+    if app is not None and getattr(app.config, "language", "en") == "ko":
+        return  # the Korean edition's glossary is itself in Korean order, each entry under both terms
     if docname == DOCNAME and HEADING not in source[0]:
         source[0] = source[0].rstrip("\n") + index_section(source[0])
 

@@ -8,7 +8,7 @@ This script writes the Korean edition's Jupyter Book configuration from the Engl
 (``_config.yml``, ``_toc.yml``), so there is one configuration to maintain: the language is ``ko``, the
 execution cache is the English build's (``_build/.jupyter_cache``: identical code cells hit it, so no
 chapter runs twice), labsim's Korean renditions of figures and tables come first
-(``nb_mime_priority_overrides``, :mod:`labsim.support.mystnb_ko`), and the table of contents keeps the
+(``nb_mime_priority_overrides``, :mod:`labsim.viz.mystnb_ko`), and the table of contents keeps the
 pages that exist in Korean, with Korean part captions. The site is built into ``_build/ko`` and copied
 to ``_build/html/ko``, where every page's language switch (``book/_ext/labsim_lang.py``) points.
 """

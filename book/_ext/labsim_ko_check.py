@@ -236,3 +236,27 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
+
+
+def sentences(text: str) -> list[tuple[int, str]]:
+    """(Hangul syllables, sentence) for every sentence of a Korean page's prose (tables and code left out):
+    a paragraph or list item is split after a sentence ending (다, 요, 까, then . ? !)."""
+    out = []
+    for _, body in split(text)["sections"]:
+        paras, cur = [], []
+        for line in body:
+            item = line.lstrip().startswith(("- ", "* ", "|")) or re.match(r"^\s*\d+\.\s", line)
+            if (not line.strip() or item) and cur:
+                paras.append(" ".join(cur))
+                cur = []
+            if line.strip() and not line.lstrip().startswith("|"):
+                cur.append(_strip(line))
+        if cur:
+            paras.append(" ".join(cur))
+        for p in paras:
+            p = re.sub(r"\s+([.?!])", r"\1", p)
+            for s in re.split(r"(?<=[다요까])[.?!]\s+", p):
+                n = len(_HANGUL.findall(s))
+                if n:
+                    out.append((n, s.strip()))
+    return out

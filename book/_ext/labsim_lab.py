@@ -1,6 +1,6 @@
 """JupyterLab for the labsim book: ``make lab`` (and the conda route) start it through this file.
 
-    python book/_ext/labsim_lab.py [--root DIR] [--port N] [--no-browser] [-- more jupyter lab options]
+    python book/_ext/labsim_lab.py [--root DIR] [--port N] [--no-browser] [--edition ko] [-- more jupyter lab options]
 
 What it sets up, so that JupyterLab shows a chapter as the website does:
 
@@ -272,10 +272,11 @@ def write_overrides(prefix: Path = Path(sys.prefix)) -> Path:
     return path
 
 
-def command(root: Path, port: int | None = None, extra=()) -> tuple[list[str], dict]:
-    """The command line and environment that start JupyterLab for the book (``make lab`` runs it)."""
+def command(root: Path, port: int | None = None, extra=(), edition: str = "en") -> tuple[list[str], dict]:
+    """The command line and environment that start JupyterLab for the book (``make lab`` runs it).
+    ``edition="ko"`` opens the Korean chapters (``ko/chapters``; their kernels draw in Korean)."""
     cmd = [sys.executable, "-m", "jupyterlab", "--ServerApp.ip=127.0.0.1", f"--ServerApp.root_dir={root}",
-           "--LabApp.default_url=/lab/tree/chapters",
+           "--LabApp.default_url=/lab/tree/" + ("ko/chapters" if edition == "ko" else "chapters"),
            "--ServerApp.contents_manager_class=labsim_lab.LabContentsManager"]
     if port:
         cmd += [f"--ServerApp.port={port}", "--ServerApp.port_retries=0"]
@@ -292,11 +293,13 @@ def main(argv=None) -> int:
     ap.add_argument("--root", default=str(REPO), help="server root (default: the repository)")
     ap.add_argument("--port", type=int, default=None)
     ap.add_argument("--no-browser", action="store_true", help="do not open a web browser")
+    ap.add_argument("--edition", choices=("en", "ko"), default="en",
+                    help="open the English chapters (chapters/) or the Korean ones (ko/chapters/)")
     ap.add_argument("extra", nargs="*", help="more options for jupyter lab (after --)")
     args, unknown = ap.parse_known_args(argv)
     write_overrides()
     extra = (["--no-browser"] if args.no_browser else []) + unknown + args.extra
-    cmd, env = command(Path(args.root), args.port, extra)
+    cmd, env = command(Path(args.root), args.port, extra, args.edition)
     return subprocess.call(cmd, env=env)
 
 

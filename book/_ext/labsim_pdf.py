@@ -1,6 +1,7 @@
 """The whole book as one PDF: ``make pdf`` runs this file on the built site.
 
     python book/_ext/labsim_pdf.py [--site _build/html] [--out _build/pdf/labsim-book.pdf]
+    python book/_ext/labsim_pdf.py --edition ko      # the Korean edition: _build/pdf/labsim-book-ko.pdf
 
 Jupyter Book's own LaTeX builder needs a TeX installation; the book is printed instead from the website
 it already builds, with the Debian Chromium the browser tests use (driven by Playwright). Each page of
@@ -39,10 +40,23 @@ PAGE_W = int(182 / 25.4 * 96 / SCALE) - 8  # the printed column in CSS pixels, l
 MARGIN = {"top": "16mm", "bottom": "18mm", "left": "14mm", "right": "14mm"}
 LICENCE = ("Text and figures: CC BY 4.0 (Creative Commons Attribution 4.0 International, "
            "https://creativecommons.org/licenses/by/4.0/; see LICENSE-text). Code: MIT (see README.md).")
+#: the words the PDF adds around the site's pages, per edition (the Korean site: _build/html/ko)
+TEXTS = {
+    "en": {"chapter": "Chapter {n}", "entry": "Chapter {n}. {title}", "contents": "Contents",
+           "subtitle": "How machine-learning code runs on accelerators", "licence": LICENCE,
+           "printed": "Printed {date} from the built website (<code>make pdf</code>); every number and figure "
+                      "computed by labsim."},
+    "ko": {"chapter": "{n}장", "entry": "{n}장. {title}", "contents": "차례",
+           "subtitle": "머신러닝 코드가 가속기에서 어떻게 실행되는가",
+           "licence": "글과 그림: CC BY 4.0 (크리에이티브 커먼즈 저작자표시 4.0 국제, "
+                      "https://creativecommons.org/licenses/by/4.0/; LICENSE-text 참고). 코드: MIT (README.md 참고).",
+           "printed": "{date}에 빌드한 웹사이트에서 인쇄했습니다 (<code>make pdf</code>). 모든 수치와 그림은 labsim이 "
+                      "계산했습니다."},
+}
 
 # Run in each page: wait for the figures, number the chapter, turn each animation into a strip of frames.
 PREPARE_JS = r"""
-async ([chapter, pageWidth]) => {
+async ([chapter, pageWidth, chapterLabel]) => {
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   const plots = () => Array.from(document.querySelectorAll('.labsim-plot'));
   const t0 = Date.now();
@@ -58,7 +72,7 @@ async ([chapter, pageWidth]) => {
   if (chapter && h1) {
     const p = document.createElement('p');
     p.className = 'labsim-print-chapter';
-    p.textContent = 'Chapter ' + chapter;
+    p.textContent = chapterLabel.replace('{n}', chapter);
     h1.parentNode.insertBefore(p, h1);
   }
   let shrunk = 0;  /* a figure wider than the printed page is zoomed to fit (the page has no scroll bar) */
@@ -105,11 +119,13 @@ async ([chapter, pageWidth]) => {
 """
 
 
-def toc_pages(repo: Path = REPO) -> list[tuple[str, str | None]]:
-    """The site's pages in the order of ``_toc.yml``: (file without suffix, its part's caption)."""
+def toc_pages(repo: Path = REPO, edition: str = "en") -> list[tuple[str, str | None]]:
+    """The site's pages in the order of ``_toc.yml`` (the Korean edition's: written by
+    ``labsim_ko_build.py``): (file without suffix, its part's caption)."""
     import yaml
 
-    toc = yaml.safe_load((repo / "_toc.yml").read_text(encoding="utf-8"))
+    path = repo / "_toc.yml" if edition == "en" else repo / "_build" / "ko-config" / "_toc.yml"
+    toc = yaml.safe_load(path.read_text(encoding="utf-8"))
     pages: list[tuple[str, str | None]] = [(toc["root"], None)]
     for part in toc.get("parts", []):
         for ch in part.get("chapters", []):
@@ -136,7 +152,7 @@ def _esc(s: str) -> str:
 
 FRONT_CSS = """
 @page { size: A4; margin: 16mm 14mm 18mm 14mm; }
-body { font-family: 'Noto Serif', 'DejaVu Serif', serif; color: #000; }
+body { font-family: 'Noto Serif', 'DejaVu Serif', 'Noto Serif CJK KR', 'Noto Sans CJK KR', serif; color: #000; }
 .title { height: 240mm; display: flex; flex-direction: column; justify-content: center; page-break-after: always; }
 .title h1 { font-size: 34pt; margin: 0 0 8mm 0; } .title .sub { font-size: 15pt; color: #333; }
 .title .meta { margin-top: 30mm; font-size: 10.5pt; color: #333; line-height: 1.5; }
@@ -146,16 +162,16 @@ h2 { font-size: 20pt; } .part { font-weight: bold; margin: 5mm 0 1mm 0; font-siz
 """
 
 
-def title_html(title: str, subtitle: str, author: str, date: str) -> str:
+def title_html(title: str, subtitle: str, author: str, date: str, edition: str = "en") -> str:
+    words = TEXTS[edition]
     return (f'<section class="title"><h1>{_esc(title)}</h1><div class="sub">{_esc(subtitle)}</div>'
-            f'<div class="meta">{_esc(author)}<br>Printed {date} from the built website '
-            f'(<code>make pdf</code>); every number and figure computed by labsim.<br><br>'
-            f'{_esc(LICENCE)}</div></section>')
+            f'<div class="meta">{_esc(author)}<br>{words["printed"].format(date=date)}<br><br>'
+            f'{_esc(words["licence"])}</div></section>')
 
 
-def contents_html(entries: list[tuple[str | None, str, int]]) -> str:
+def contents_html(entries: list[tuple[str | None, str, int]], edition: str = "en") -> str:
     """The contents: (part caption, entry text, page number) in order."""
-    out, part = ["<h2>Contents</h2>"], object()
+    out, part = [f"<h2>{_esc(TEXTS[edition]['contents'])}</h2>"], object()
     for cap, text, page in entries:
         if cap != part and cap:
             out.append(f'<div class="part">{_esc(cap)}</div>')
@@ -164,8 +180,9 @@ def contents_html(entries: list[tuple[str | None, str, int]]) -> str:
     return "\n".join(out)
 
 
-def _doc(body: str) -> str:
-    return f"<!doctype html><html><head><meta charset='utf-8'><style>{FRONT_CSS}</style></head><body>{body}</body></html>"
+def _doc(body: str, lang: str = "en") -> str:
+    return (f"<!doctype html><html lang='{lang}'><head><meta charset='utf-8'><style>{FRONT_CSS}</style></head>"
+            f"<body>{body}</body></html>")
 
 
 def numbers_pdf(page, n: int, label: str) -> bytes:
@@ -177,7 +194,7 @@ def numbers_pdf(page, n: int, label: str) -> bytes:
                     footer_template=footer, print_background=False)
 
 
-def print_site(site: Path, pages, log=print) -> list[dict]:
+def print_site(site: Path, pages, log=print, edition: str = "en") -> list[dict]:
     """Print each page of the site; returns per page: file, part, title, chapter number, pdf bytes."""
     from playwright.sync_api import sync_playwright
 
@@ -193,7 +210,7 @@ def print_site(site: Path, pages, log=print) -> list[dict]:
                 raise SystemExit(f"labsim_pdf: {path} is missing: build the site first (make book)")
             page.goto(path.resolve().as_uri(), wait_until="load", timeout=120_000)
             num = chapter_number(file)
-            info = page.evaluate(PREPARE_JS, [num, PAGE_W])
+            info = page.evaluate(PREPARE_JS, [num, PAGE_W, TEXTS[edition]["chapter"]])
             if info["undrawn"]:
                 raise SystemExit(f"labsim_pdf: {file}: {info['undrawn']} of {info['plots']} figures were never drawn")
             page.add_style_tag(path=str(PRINT_CSS))
@@ -208,26 +225,27 @@ def print_site(site: Path, pages, log=print) -> list[dict]:
     return out
 
 
-def build(site: Path, out: Path, log=print) -> tuple[int, int]:
+def build(site: Path, out: Path, log=print, edition: str = "en") -> tuple[int, int]:
     """Print the site into one PDF at ``out``; returns (pages, bytes)."""
     import yaml
     from playwright.sync_api import sync_playwright
     from pypdf import PdfReader, PdfWriter
 
-    cfg = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))
-    printed = print_site(site, toc_pages(), log=log)
+    words = TEXTS[edition]
+    conf = REPO / "_config.yml" if edition == "en" else REPO / "_build" / "ko-config" / "_config.yml"
+    cfg = yaml.safe_load(conf.read_text(encoding="utf-8"))
+    printed = print_site(site, toc_pages(REPO, edition), log=log, edition=edition)
     readers = [PdfReader(io.BytesIO(p["pdf"])) for p in printed]
 
     def entry(p):
-        return f"Chapter {p['chapter']}. {p['title']}" if p["chapter"] else p["title"]
+        return words["entry"].format(n=p["chapter"], title=p["title"]) if p["chapter"] else p["title"]
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True)
         page = browser.new_page()
         date = time.strftime("%Y-%m-%d")
-        page.set_content(_doc(title_html(cfg.get("title", "The labsim book"),
-                                         "How machine-learning code runs on accelerators",
-                                         cfg.get("author", ""), date)))
+        page.set_content(_doc(title_html(cfg.get("title", "The labsim book"), words["subtitle"],
+                                         cfg.get("author", ""), date, edition), edition))
         title = page.pdf(format="A4", margin=MARGIN)
         n_contents = 1
         for _ in range(3):  # the contents' own length moves every page number: settle it
@@ -237,7 +255,7 @@ def build(site: Path, out: Path, log=print) -> tuple[int, int]:
                 starts.append(at)
                 at += len(r.pages)
             entries = [(p["part"], entry(p), s) for p, s in zip(printed, starts)]
-            page.set_content(_doc(contents_html(entries)))
+            page.set_content(_doc(contents_html(entries, edition), edition))
             page_pdf = page.pdf(format="A4", margin=MARGIN)
             got = len(PdfReader(io.BytesIO(page_pdf)).pages)
             if got == n_contents:
@@ -250,7 +268,7 @@ def build(site: Path, out: Path, log=print) -> tuple[int, int]:
     writer = PdfWriter()
     writer.append(PdfReader(io.BytesIO(title)))
     writer.append(PdfReader(io.BytesIO(page_pdf)))
-    writer.add_outline_item("Contents", len(writer.pages) - n_contents)
+    writer.add_outline_item(words["contents"], len(writer.pages) - n_contents)
     for p, r, s in zip(printed, readers, starts):
         writer.append(r)
         writer.add_outline_item(entry(p), s - 1)
@@ -260,7 +278,7 @@ def build(site: Path, out: Path, log=print) -> tuple[int, int]:
             pg.merge_page(stamps.pages[i])
             pg.compress_content_streams()  # merging leaves the page's content uncompressed (24 MiB, not 6)
     writer.add_metadata({"/Title": cfg.get("title", "The labsim book"), "/Author": cfg.get("author", ""),
-                         "/Subject": LICENCE})
+                         "/Subject": words["licence"], "/Lang": edition})
     writer.compress_identical_objects()
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "wb") as f:
@@ -271,13 +289,18 @@ def build(site: Path, out: Path, log=print) -> tuple[int, int]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--site", default=str(REPO / "_build" / "html"))
-    ap.add_argument("--out", default=str(REPO / "_build" / "pdf" / "labsim-book.pdf"))
+    ap.add_argument("--out", default=None, help="default: _build/pdf/labsim-book.pdf (-ko.pdf for --edition ko)")
+    ap.add_argument("--edition", choices=tuple(TEXTS), default="en")
     args = ap.parse_args(argv)
     site = Path(args.site)
-    if not (site / "index.html").exists():
+    if args.edition == "ko" and site == REPO / "_build" / "html":
+        site = site / "ko"
+    args.out = args.out or str(REPO / "_build" / "pdf" / ("labsim-book.pdf" if args.edition == "en" else
+                                                          "labsim-book-ko.pdf"))
+    if not (site / "index.html").exists() and not (site / "book" / "intro.html").exists():
         raise SystemExit(f"labsim_pdf: no built site at {site}: run make book first")
     t0 = time.perf_counter()
-    pages, size = build(site, Path(args.out))
+    pages, size = build(site, Path(args.out), edition=args.edition)
     print(f"{args.out}: {pages} pages, {size / 2**20:.1f} MiB in {time.perf_counter() - t0:.0f} s")
     return 0
 

@@ -4,6 +4,10 @@
    buttons, the light-only colour scheme, and accessible names (see accessibility() below). */
 (function () {
   "use strict";
+  // The words this script writes, in the page's language (the Korean edition: <html lang="ko">)
+  var WORDS = (document.documentElement.lang || "").indexOf("ko") === 0 ?
+    {nav: "사이트 탐색", toc: "이 쪽의 내용", whole: "⊖ 그림 전체", readable: "⊕ 읽기 좋은 크기"} :
+    {nav: "Site navigation", toc: "Contents of this page", whole: "⊖ whole drawing", readable: "⊕ readable size"};
   // The site is designed for light mode only (_config.yml sets default_mode: light and labsim.css hides
   // the theme switcher): forget a mode stored earlier (by this site's former switcher, or by another site
   // of this theme on the same origin, as project pages on one host share it).
@@ -83,7 +87,7 @@
           first.click();
         });
       });
-      var label = name === "primary-toggle" ? "Site navigation" : "Contents of this page";
+      var label = name === "primary-toggle" ? WORDS.nav : WORDS.toc;
       [].forEach.call(copies, function (b) {
         if (!b.hasAttribute("aria-label")) { b.setAttribute("aria-label", label); }
       });
@@ -124,11 +128,11 @@
       b.type = "button";
       b.className = "labsim-graph-whole";
       b.setAttribute("aria-pressed", "false");
-      b.textContent = "⊖ whole drawing";
+      b.textContent = WORDS.whole;
       b.addEventListener("click", function () {
         var whole = box.classList.toggle("labsim-whole");
         b.setAttribute("aria-pressed", whole ? "true" : "false");
-        b.textContent = whole ? "⊕ readable size" : "⊖ whole drawing";
+        b.textContent = whole ? WORDS.readable : WORDS.whole;
         update(frame);
       });
       tools.appendChild(b);

@@ -72,9 +72,11 @@ ANIM_SCRIPT = """
   var range = root.querySelector(".labsim-anim-step"), text = root.querySelector(".labsim-anim-text");
   var still = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
   var names = [], i = 0, timer = null, ready = false;
+  /* the words the script writes, in the page's language (labsim.support.i18n translates the payload) */
+  var words = Object.assign({play: "Play", pause: "Pause", of: "out of"}, a.words || {});
   function quiet(p) { if (p && typeof p.catch === "function") p.catch(function () {}); }
   function say() {
-    var n = names.length, t = a.label + ": " + names[i] + " (" + (i + 1) + " of " + n + ")";
+    var n = names.length, t = a.label + ": " + names[i] + " (" + (i + 1) + " " + words.of + " " + n + ")";
     range.max = String(Math.max(n - 1, 0)); range.value = String(i);
     range.setAttribute("aria-valuetext", t);
     text.textContent = t;
@@ -92,7 +94,7 @@ ANIM_SCRIPT = """
   }
   function stop() {
     if (timer) { clearTimeout(timer); timer = null; }
-    playText.textContent = "Play"; play.firstChild.textContent = "\\u25b6";
+    playText.textContent = words.play; play.firstChild.textContent = "\\u25b6";
   }
   function tick() {
     if (i >= names.length - 1) { stop(); return; }
@@ -102,7 +104,7 @@ ANIM_SCRIPT = """
   play.addEventListener("click", function () {
     if (timer) { stop(); return; }
     if (i >= names.length - 1) show(0, false);
-    playText.textContent = "Pause"; play.firstChild.textContent = "\\u275a\\u275a";
+    playText.textContent = words.pause; play.firstChild.textContent = "\\u275a\\u275a";
     timer = setTimeout(tick, still ? a.ms : Math.min(a.ms, 250));
   });
   back.addEventListener("click", function () { stop(); show(i - 1, true); });

@@ -187,7 +187,7 @@ def style(fig, *, title: str | None = None, height: int = 360):
     _wrap_legend(fig)
     _log_ticks(fig)
     _wrap_axis_titles(fig)
-    from ..i18n import translate_figure  # the figure in the language labsim draws in (ls.set_language)
+    from ..support.i18n import translate_figure  # the figure in the language labsim draws in (ls.set_language)
     return translate_figure(fig)
 
 

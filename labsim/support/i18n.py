@@ -14,8 +14,8 @@ numbers) and takes the template's translation around them.
 Figures are translated where the house style finishes them (:func:`labsim.viz.style`) and when shown, so
 one figure call draws either language. The website is built once per language from one execution: in the
 book build (``LABSIM_BOOK=1``) every HTML output also carries its Korean rendition under the mime type
-:data:`KO_MIME` (:func:`install_hooks`), and the Korean build shows that one
-(:mod:`labsim.support.mystnb_ko`). A string the catalog lacks stays English and is recorded
+:data:`KO_MIME` (:func:`labsim.viz.i18n_hooks.install_hooks`), and the Korean build shows that one
+(:mod:`labsim.viz.mystnb_ko`). A string the catalog lacks stays English and is recorded
 (:func:`misses`, and the file named by ``LABSIM_I18N_MISSES``), so a test can list what is untranslated.
 """
 from __future__ import annotations
@@ -30,20 +30,36 @@ import os
 import re
 from pathlib import Path
 
-from .support.errors import ArgumentError
+from .errors import ArgumentError
 
 LANGUAGES = ("en", "ko")
 KO_MIME = "application/vnd.labsim.ko+html"
-LOCALES = Path(__file__).resolve().parent / "locales"
-_state = {"lang": os.environ.get("LABSIM_LANG", "en") if os.environ.get("LABSIM_LANG") in LANGUAGES else "en"}
+LOCALES = Path(__file__).resolve().parents[1] / "locales"
+
+
+def _default_language() -> str:
+    """``LABSIM_LANG`` if set; else Korean in a kernel JupyterLab started for a page of the Korean edition
+    (Jupyter Server names the notebook in ``JPY_SESSION_NAME``: ``ko/chapters/...``); else English."""
+    env = os.environ.get("LABSIM_LANG")
+    if env in LANGUAGES:
+        return env
+    session = os.environ.get("JPY_SESSION_NAME", "").replace("\\", "/")
+    return "ko" if session.startswith("ko/") or "/ko/chapters/" in session or "/ko/book/" in session else "en"
+
+
+_state = {"lang": _default_language()}
 _misses: set[str] = set()
 _LETTERS = re.compile(r"[A-Za-z]{2,}")
-_FIELD = re.compile(r"\{(\d+)\}")
+_FIELD = re.compile(r"\{(\d+|[a-z]\w*)\}")
+#: what a numbered field ``{0}`` matches: a number as labsim prints it ("1,024", "0.35", "-3"), as the
+#: catalog tool (book/_ext/labsim_catalog.py) made the field from one; a named field ``{label}`` matches
+#: any text, itself translated
+_NUMBER = r"(?<![A-Za-z_\d.])[-−]?\d[\d,]*(?:\.\d+)?(?![A-Za-z_\d])"
 #: keys of a Plotly figure's JSON (and of labsim's figure payloads) whose strings a reader reads
 TEXT_KEYS = {"text", "name", "label", "labels", "ticktext", "hovertemplate", "texttemplate", "title",
-             "caption", "captions", "alt", "alts", "steps", "header", "cells", "values"}
+             "caption", "captions", "alt", "alts", "steps", "header", "cells", "values", "words"}
 #: categorical axis values are read too
-DATA_KEYS = {"x", "y"}
+DATA_KEYS = {"x", "y", "categoryarray"}
 #: keys under a text key that hold no text (a title's font, an annotation's anchor)
 STYLE_KEYS = {"font", "family", "color", "xref", "yref", "xanchor", "yanchor", "align", "side", "standoff",
               "pad", "bgcolor", "bordercolor", "valign", "textangle", "type", "method", "args", "execute"}
@@ -94,7 +110,8 @@ def catalog(lang: str) -> tuple[gettext.GNUTranslations | None, tuple]:
     for msg in cat:
         if msg.id and isinstance(msg.id, str) and _FIELD.search(msg.id) and msg.string:
             parts = _FIELD.split(msg.id)
-            rx = "".join(re.escape(p) if k % 2 == 0 else f"(?P<f{p}>.+?)" for k, p in enumerate(parts))
+            rx = "".join(re.escape(p) if k % 2 == 0 else
+                         f"(?P<f{p}>{_NUMBER if p.isdigit() else '.+?'})" for k, p in enumerate(parts))
             templates.append((re.compile(rx + r"\Z", re.S), msg.id))
     return trans, tuple(templates)
 
@@ -245,7 +262,7 @@ def _differs(a, b) -> bool:
 
 _SCRIPT_JSON = re.compile(r'(<script type="application/json"[^>]*>)(.*?)(</script>)', re.S)
 _SKIP = re.compile(r"(<script\b.*?</script>|<style\b.*?</style>|<pre\b.*?</pre>|<code\b.*?</code>)", re.S | re.I)
-_ATTR = re.compile(r'\b(aria-label|title|alt|placeholder|data-label)="([^"]*)"')
+_ATTR = re.compile(r'\b(aria-label|aria-valuetext|title|alt|placeholder|data-label)="([^"]*)"')
 _TEXT = re.compile(r">([^<>]+)<")
 
 
@@ -304,29 +321,3 @@ def _bundle(data: dict) -> dict:
         if extra:
             data = {**data, **extra}
     return data
-
-
-def install_hooks() -> bool:
-    """Make this IPython kernel's outputs follow :func:`set_language`, and in the book build carry
-    their Korean rendition (:data:`KO_MIME`), so that the Korean site is built from the English build's
-    one execution. Called when labsim is imported; does nothing outside IPython."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return False
-    ip = get_ipython()
-    if ip is None or getattr(ip, "_labsim_ko_hooks", False):
-        return False
-    pub, hook = ip.display_pub, ip.displayhook
-    publish, write = pub.publish, hook.write_format_data
-
-    def _publish(data, metadata=None, *args, **kw):
-        return publish(_bundle(data), metadata, *args, **kw)
-
-    def _write(format_dict, md_dict=None):
-        return write(_bundle(format_dict), md_dict)
-
-    pub.publish = _publish
-    hook.write_format_data = _write
-    ip._labsim_ko_hooks = True
-    return True
