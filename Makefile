@@ -87,8 +87,12 @@ book: $(STAMP) sysdeps _build/.labsim-stamp
 	@echo "built: open _build/html/index.html (English) or _build/html/ko/index.html (Korean), or run: make serve"
 endif
 
+# Two workers (pytest-xdist): the browser tests wait on Chromium, so two share the 2-core CI machine well;
+# tests/conftest.py keeps the JupyterLab tests on one worker. PYTEST_WORKERS=0 runs in one process.
+PYTEST_WORKERS ?= 2
 test: book
-	LABSIM_REQUIRE_BOOK=1 LABSIM_CHROMIUM=$(CHROMIUM) $(PY) -m pytest tests --durations=25
+	LABSIM_REQUIRE_BOOK=1 LABSIM_CHROMIUM=$(CHROMIUM) $(PY) -m pytest tests --durations=25 \
+	  $(if $(filter-out 0,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadgroup)
 
 # ---- Reading and writing ----
 # book/_ext/labsim_lab.py: JupyterLab rooted at the repository (jupytext.toml applies), .md chapters open as

@@ -138,3 +138,17 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     terminalreporter.section("notebook execution times (fresh kernel, or the book build's cached run)")
     for name, secs in sorted(NOTEBOOK_TIMES.items(), key=lambda kv: -kv[1]):
         terminalreporter.write_line(f"{secs:7.1f} s  {name}")
+
+
+# ---- two workers (make test: pytest -n 2 --dist loadgroup, pytest-xdist) ----
+#: test files that share one worker, one after another: the JupyterLab tests (one Lab server at a time)
+#: and the tests that run a Jupyter Book build of their own
+XDIST_GROUPS = {"test_lab.py": "lab", "test_lab_save.py": "lab", "test_lab_widgets.py": "lab",
+                "test_roundtrip.py": "jb", "test_student.py": "jb"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        group = XDIST_GROUPS.get(Path(str(item.fspath)).name)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))

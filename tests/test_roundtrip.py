@@ -38,7 +38,8 @@ def _has_kernelspec(path: Path) -> bool:
 
 CHAPTERS = sorted((ROOT / "chapters").glob("*.md"))  # the template too: new chapters start from it
 PAGES = [p for p in sorted((ROOT / "book").glob("*.md")) if _has_kernelspec(p)]  # notebook pages of book/
-DOCS = CHAPTERS + PAGES
+KO_CHAPTERS = sorted((ROOT / "ko" / "chapters").glob("*.md"))  # the Korean edition (ko/jupytext.toml pairs them)
+DOCS = CHAPTERS + PAGES + KO_CHAPTERS
 
 
 def _lab_copy(dest: Path) -> Path:
@@ -47,6 +48,8 @@ def _lab_copy(dest: Path) -> Path:
     shutil.copy(ROOT / "jupytext.toml", dest / "jupytext.toml")
     shutil.copytree(ROOT / "chapters", dest / "chapters")
     shutil.copytree(ROOT / "book", dest / "book", ignore=shutil.ignore_patterns("_static", "_ext"))
+    if (ROOT / "ko").is_dir():
+        shutil.copytree(ROOT / "ko", dest / "ko", ignore=shutil.ignore_patterns(PAIRS))
     return dest
 
 
@@ -155,8 +158,9 @@ def test_saving_in_jupyterlab_keeps_the_md(path: Path, kind: str, tmp_path: Path
     written = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.ipynb")
                      if ".ipynb_checkpoints" not in p.parts)
     if path.parent.name == "chapters":
-        pair = root / PAIRS / f"{name}.ipynb"
-        assert written == [f"{PAIRS}/{name}.ipynb"], f"paired notebooks written: {written}"
+        pairs = f"ko/{PAIRS}" if rel.startswith("ko/") else PAIRS  # ko/jupytext.toml: ko/_notebooks
+        pair = root / pairs / f"{name}.ipynb"
+        assert written == [f"{pairs}/{name}.ipynb"], f"paired notebooks written: {written}"
         nb = nbformat.read(pair, as_version=4)
         code = [c for c in nb.cells if c.cell_type == "code"]
         assert code and all(c.outputs and c.execution_count for c in code), "the pair keeps the outputs"
