@@ -96,9 +96,10 @@ from .models import labs  # noqa: E402  (ls.labs: the chapters' kernel labs and 
 __all__ += ["tile_plan", "ROW_LIMIT", "calibration", "measured", "labs"]
 __all__ += ["from_jax", "from_torch", "torch_arguments", "ImportUnsupportedError", "MissingPackageError"]
 
-# The language labsim draws in (issue 25): ls.set_language("ko"), or ``with ls.language("ko"):``; the
-# kernel's outputs follow it once labsim.viz is imported (labsim/viz/i18n_hooks.py).
+# The language labsim draws in (issue 25): ls.set_language("ko"), or ``with ls.language("ko"):``; an
+# IPython kernel's outputs follow it (and carry a Korean rendition in the book build).
 from .support import i18n  # noqa: E402
 from .support.i18n import get_language, language, set_language  # noqa: E402
 _sys.modules[f"{__name__}.i18n"] = i18n
+i18n.install_hooks()
 __all__ += ["i18n", "set_language", "get_language", "language"]

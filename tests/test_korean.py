@@ -247,3 +247,22 @@ def test_korean_figures_show_the_same_numbers_in_korean(chapter):
     num = re.compile(r'<span class="pasted-text">([^<]*)</span>')
     assert {v for v in num.findall(en) if not re.search(r"[A-Za-z]", v)} == \
         {v for v in num.findall(ko) if not re.search(r"[A-Za-z\uac00-\ud7a3]", v)}
+
+
+def test_print_face_draws_korean_with_a_cjk_font():
+    import plotly.graph_objects as go
+    from labsim import viz
+    from labsim.viz.printface.style import CJK_FONTS
+    fig = go.Figure(go.Scatter(x=[1, 2], y=[3, 4], name="memory-bound"))
+    with ls.language("ko"):
+        shown = viz.Figure(viz.style(fig).update_layout(xaxis_title="time (µs)"), alt="memory-bound",
+                           caption="memory-bound")
+        mfig = shown.to_matplotlib(_number="3.1")
+    texts = [t for t in mfig.findobj(lambda o: hasattr(o, "get_text") and o.get_text())]
+    words = " ".join(t.get_text() for t in texts)
+    assert "그림 3.1." in words and "메모리 바운드" in words and "시간 (µs)" in words
+    korean = [t for t in texts if HANGUL.search(t.get_text())]
+    assert korean and all(set(t.get_fontfamily()) & set(CJK_FONTS) for t in korean)
+    english = viz.Figure(go.Figure(go.Scatter(x=[1, 2], y=[3, 4], name="memory-bound")), alt="a", caption="b")
+    assert "Figure 3.1." in " ".join(t.get_text() for t in english.to_matplotlib(_number="3.1").findobj(
+        lambda o: hasattr(o, "get_text") and o.get_text()))

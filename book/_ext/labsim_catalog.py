@@ -36,8 +36,14 @@ def missing(executed: Path = EXECUTED, lang: str = "ko") -> dict[str, list[str]]
     from labsim.support import i18n
     where: dict[str, set[str]] = collections.defaultdict(set)
     for nb in sorted(executed.rglob("*.ipynb")):
-        for cell in json.loads(nb.read_text(encoding="utf-8")).get("cells", []):
-            for out in cell.get("outputs", []):
+        outputs = [out for cell in json.loads(nb.read_text(encoding="utf-8")).get("cells", [])
+                   for out in cell.get("outputs", [])]
+        glued = nb.with_suffix(".glue.json")  # what MyST-NB keeps of glue() outputs
+        if glued.exists():
+            outputs += [dict(out, data={"application/papermill.record/" + k: v for k, v in out["data"].items()})
+                        for out in json.loads(glued.read_text(encoding="utf-8")).values()]
+        for out in outputs:
+            if True:
                 for key, value in out.get("data", {}).items():
                     value = "".join(value) if isinstance(value, list) else value
                     i18n._misses.clear()

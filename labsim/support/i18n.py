@@ -14,7 +14,7 @@ numbers) and takes the template's translation around them.
 Figures are translated where the house style finishes them (:func:`labsim.viz.style`) and when shown, so
 one figure call draws either language. The website is built once per language from one execution: in the
 book build (``LABSIM_BOOK=1``) every HTML output also carries its Korean rendition under the mime type
-:data:`KO_MIME` (:func:`labsim.viz.i18n_hooks.install_hooks`), and the Korean build shows that one
+:data:`KO_MIME` (:func:`install_hooks`), and the Korean build shows that one
 (:mod:`labsim.viz.mystnb_ko`). A string the catalog lacks stays English and is recorded
 (:func:`misses`, and the file named by ``LABSIM_I18N_MISSES``), so a test can list what is untranslated.
 """
@@ -321,3 +321,30 @@ def _bundle(data: dict) -> dict:
         if extra:
             data = {**data, **extra}
     return data
+
+
+def install_hooks() -> bool:
+    """Make this IPython kernel's outputs follow :func:`set_language`, and in the book build carry
+    their Korean rendition (:data:`KO_MIME`), so that the Korean site is built from the English build's
+    one execution. Called when labsim is imported; does nothing outside IPython. (The running shell is
+    found through ``builtins.get_ipython``, which IPython defines, so labsim imports no display library
+    here.)"""
+    import builtins
+    ip = getattr(builtins, "get_ipython", lambda: None)()
+    if ip is None or getattr(ip, "_labsim_ko_hooks", False):
+        return False
+    pub, hook = getattr(ip, "display_pub", None), getattr(ip, "displayhook", None)
+    if pub is None or hook is None:
+        return False
+    publish, write = pub.publish, hook.write_format_data
+
+    def _publish(data, metadata=None, *args, **kw):
+        return publish(_bundle(data), metadata, *args, **kw)
+
+    def _write(format_dict, md_dict=None):
+        return write(_bundle(format_dict), md_dict)
+
+    pub.publish = _publish
+    hook.write_format_data = _write
+    ip._labsim_ko_hooks = True
+    return True

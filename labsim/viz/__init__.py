@@ -38,8 +38,6 @@ from .passes import pass_figure, pass_slider
 from .tabs import Tabs, tabs
 from .printface import save, to_matplotlib
 from . import tpu
-from .i18n_hooks import install_hooks as _install_hooks
-_install_hooks()  # the kernel's outputs follow ls.set_language; in the book build, with a Korean rendition
 from . import collectives
 from . import gpu_extra, serving
 from . import roofline_anim

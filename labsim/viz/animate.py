@@ -214,7 +214,8 @@ class Animation(Interactive):
                             min_px=max((min_width(fr[0]) or 0 for fr in all_frames.values()), default=0) or None)
 
     def alt_text(self, **params) -> str:
-        return self.alt(**self._params(params)) if callable(self.alt) else self.alt
+        from ..support.i18n import tr
+        return tr(self.alt(**self._params(params)) if callable(self.alt) else self.alt)
 
     # -- print face: a GIF of every step, or one step as a still -----------------------------------
     def print_frames(self, **params) -> tuple[list, str]:

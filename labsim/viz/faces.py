@@ -72,12 +72,13 @@ def caption_from_title(fig) -> str:
 
 def _caption(caption, fig, params=None) -> str:
     """The caption HTML for one figure: the caller's (text, or a function of the control values) first,
-    else the figure's own title (moved out of the plot)."""
+    else the figure's own title (moved out of the plot); in the language labsim draws in."""
+    from ..support.i18n import tr
     from_title = caption_from_title(fig)
     if caption is None:
-        return from_title
+        return tr(from_title)
     text = caption(**(params or {})) if callable(caption) else caption
-    return html.escape(str(text))
+    return tr(html.escape(str(text)))
 
 
 #: Plotly's config for every figure of the book: no modebar (it sat on the titles and legends)
@@ -125,8 +126,9 @@ class Figure:
         problem = figure_problem(fig)
         if problem:
             raise (ArgumentTypeError if problem.startswith("expected") else ArgumentError)(f"show: {problem}")
-        self.fig = fig
-        self.alt = alt
+        from ..support.i18n import tr, translate_figure
+        self.fig = translate_figure(fig)  # in the language labsim draws in (ls.set_language)
+        self.alt = tr(alt)
         self.name = name
         self.caption = _caption(caption, fig)
 
@@ -262,7 +264,8 @@ class Interactive:
         return f(v) if f else (f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v))
 
     def alt_text(self, **params) -> str:
-        return self.alt(**params) if callable(self.alt) else self.alt
+        from ..support.i18n import tr
+        return tr(self.alt(**params) if callable(self.alt) else self.alt)
 
     def update(self, **params):
         """Recompute the figure for new control values (the live callback, also used by tests).

@@ -2,7 +2,7 @@
 ``myst_nb.mime_renderers`` in pyproject.toml).
 
 The book build executes each chapter once, in English; every HTML output then also carries its Korean
-rendition under :data:`labsim.support.i18n.KO_MIME` (:func:`labsim.viz.i18n_hooks.install_hooks`). The Korean build reads
+rendition under :data:`labsim.support.i18n.KO_MIME` (:func:`labsim.support.i18n.install_hooks`). The Korean build reads
 the same cached execution (its chapters' code cells are the English ones, tested) and lists
 :data:`KO_MIME` first in ``nb_mime_priority_overrides`` (``ko/_config.yml``); this plugin draws it as
 HTML. A value glued as plain text (a word such as "memory-bound") is looked up in labsim's Korean

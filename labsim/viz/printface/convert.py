@@ -7,7 +7,7 @@ from typing import Any
 
 from .style import (
     DEFAULT_WIDTH_PX, PX_PER_INCH, SUPPORTED_SHAPES, SUPPORTED_TRACES, _Axes, _PLOTLY_DEFAULT_FONT, _axis_name,
-    _categories, _decoded, _get, _layout, _new_figure, _pt, _seq, _text, color,
+    _categories, _decoded, _get, _layout, _new_figure, _pt, _seq, _text, color, figure_word, font_context,
 )
 from .traces import _bar, _bar_texts, _heatmap, _scatter
 from .axes import _annotation, _axis, _image, _shape, _shape_extents
@@ -17,8 +17,14 @@ def to_matplotlib(plotly_fig, *, caption: str | None = None, number: str | None 
     """The print face of ``plotly_fig``: a matplotlib Figure drawing the same data.
 
     ``caption`` (text or the book's caption HTML) goes under the figure, after "Figure" and ``number``
-    ("Figure 3.2."); without it the figure's Plotly title is the caption. A trace type, shape type or
-    image the print face cannot draw raises a ValueError that names it."""
+    ("Figure 3.2."; "그림 3.2." when labsim draws in Korean, with the CJK font); without it the figure's
+    Plotly title is the caption. A trace type, shape type or image the print face cannot draw raises a
+    ValueError that names it."""
+    with font_context():
+        return _to_matplotlib(plotly_fig, caption=caption, number=number, width_px=width_px)
+
+
+def _to_matplotlib(plotly_fig, *, caption, number, width_px):
     fig = plotly_fig
     lay = _layout(fig)
     if caption is None:
@@ -153,7 +159,7 @@ def to_matplotlib(plotly_fig, *, caption: str | None = None, number: str | None 
                           frameon=False, fontsize=leg_font, handlelength=1.6, columnspacing=1.2)
         lb = leg.get_window_extent(renderer)
         y = lb.y0 / mfig.dpi / (height / PX_PER_INCH)
-    label = "Figure" + (f" {number}" if number else "") + "."
+    label = figure_word() + (f" {number}" if number else "") + "."
     if caption:
         size = _pt(font_px)
         chars = max(30, int(fw * 72 / (size * 0.5)))

@@ -28,6 +28,33 @@ GIF_DPI = 100
 _PLOTLY_DEFAULT_FONT = 12
 
 
+#: the print face's Korean font (make sysdeps installs fonts-noto-cjk), after matplotlib's own; matplotlib
+#: reads the first face of the .ttc collection, which Debian's files name "Noto Sans CJK JP" (all Noto CJK
+#: faces hold the Hangul syllables)
+CJK_FONTS = ("Noto Sans CJK KR", "Noto Sans CJK JP", "Noto Sans CJK SC", "Noto Sans CJK TC")
+
+
+def figure_word() -> str:
+    """"Figure" in the language labsim draws in (ls.set_language): "그림" in Korean."""
+    from ...support.i18n import get_language
+    return "그림" if get_language() == "ko" else "Figure"
+
+
+def font_context():
+    """matplotlib settings for drawing in the current language: in Korean, Hangul falls back to the CJK
+    font (matplotlib ≥ 3.6 falls back glyph by glyph through ``font.family``)."""
+    import contextlib
+
+    import matplotlib
+    from matplotlib import font_manager
+    from ...support.i18n import get_language
+    if get_language() != "ko":
+        return contextlib.nullcontext()
+    have = {f.name for f in font_manager.fontManager.ttflist}
+    cjk = [name for name in CJK_FONTS if name in have][:1]
+    return matplotlib.rc_context({"font.family": ["DejaVu Sans", *cjk]})
+
+
 def _new_figure(**kw):
     """A matplotlib Figure on the Agg canvas (no pyplot, no GUI backend)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
