@@ -70,7 +70,7 @@ _PHONE_LAYOUT = """(root) => {
   return bad;
 }"""
 
-_STEP = re.compile(r"\((\d+) of (\d+)\)\s*$")
+_STEP = re.compile(r"\((\d+) (?:of|/) (\d+)\)\s*$")  # "(2 of 7)"; the Korean edition's "(2 / 7)"
 
 
 def _where(text: str) -> tuple[int, int] | None:

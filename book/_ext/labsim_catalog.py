@@ -76,7 +76,10 @@ def merge(parts: list[Path], po: Path = PO) -> tuple[int, int]:
             if not msgstr or sorted(re.findall(r"\{\w+\}", msgstr)) != fields:
                 refused += 1
                 continue
-            cat.add(msgid, msgstr)
+            if msgid in cat:  # Catalog.add keeps an existing entry's old string: replace it
+                cat[msgid].string = msgstr
+            else:
+                cat.add(msgid, msgstr)
             added += 1
     po.parent.mkdir(parents=True, exist_ok=True)
     with open(po, "wb") as f:

@@ -199,9 +199,14 @@ def translate_json(obj, lang: str | None = None, *, _key: str = ""):
     if lang == "en":
         return obj
     if isinstance(obj, dict):
-        return {k: (v if k in ("template", "config") or k in STYLE_KEYS else
-                    translate_json(v, lang, _key=k if k in TEXT_KEYS | DATA_KEYS or _key not in TEXT_KEYS else _key))
-                for k, v in obj.items()}
+        out = {k: (v if k in ("template", "config") or k in STYLE_KEYS else
+                   translate_json(v, lang, _key=k if k in TEXT_KEYS | DATA_KEYS or _key not in TEXT_KEYS else _key))
+               for k, v in obj.items()}
+        for k, v in out.items():  # an axis title, wrapped again for the width of its translation
+            title = v.get("title") if isinstance(v, dict) and _AXIS.match(k) else None
+            if isinstance(title, dict) and isinstance(title.get("text"), str) and title["text"] != obj[k]["title"]["text"]:
+                v["title"] = {**title, "text": _rewrap(title["text"], TITLE_WIDTH[k[0]])}
+        return out
     if isinstance(obj, (list, tuple)):
         return [translate_json(v, lang, _key=_key) for v in obj]
     if isinstance(obj, str) and _key in TEXT_KEYS:
@@ -209,6 +214,31 @@ def translate_json(obj, lang: str | None = None, *, _key: str = ""):
     if isinstance(obj, str) and _key in DATA_KEYS and not _is_number(obj):
         return tr(obj, lang)
     return obj
+
+
+_AXIS = re.compile(r"^[xy]axis\d*$")
+#: how wide an axis title may run on one line, in Latin characters (labsim.viz.plots wraps English titles
+#: at 32 and 26; a translated y title gets less, as it runs along a short plot); a Hangul syllable is
+#: about as wide as two Latin letters
+TITLE_WIDTH = {"x": 32, "y": 22}
+
+
+def _width(text: str) -> float:
+    return sum(2.0 if "\uac00" <= c <= "\ud7a3" else 1.0 for c in re.sub(r"<[^>]+>", "", text))
+
+
+def _rewrap(text: str, limit: float) -> str:
+    """An axis title on one line if it fits ``limit``, else on two, cut at the space nearest its middle
+    (by width): a translation is often longer or shorter than the English the title was wrapped for."""
+    flat = re.sub(r"\s*<br\s*/?>\s*", " ", text).strip()
+    if _width(flat) <= limit:
+        return flat
+    spaces = [i for i, ch in enumerate(flat) if ch == " "]
+    if not spaces:
+        return flat
+    half = _width(flat) / 2
+    cut = min(spaces, key=lambda i: abs(_width(flat[:i]) - half))
+    return flat[:cut] + "<br>" + flat[cut + 1:]
 
 
 def _is_number(s: str) -> bool:

@@ -206,7 +206,7 @@ class Animation(Interactive):
             controls = []
         from .animhtml import EASE_MS
         anim = {"label": self.step_label, "ms": self.frame_ms, "ease": EASE_MS, "steps": steps, "start": starts,
-                "words": {"play": "Play", "pause": "Pause", "of": "out of"}}
+                "words": {"play": "Play", "pause": "Pause", "count": "%1 of %2"}}
         # the plot's reserved height is the first figure's (the last combination's could be taller: a gap)
         first = all_frames.get(initial) or next(iter(all_frames.values()))
         return _static_html(figures, initial, self.alt_text(**self.params), controls, captions=caps, alts=alts,
