@@ -217,10 +217,10 @@ def translate_json(obj, lang: str | None = None, *, _key: str = ""):
 
 
 _AXIS = re.compile(r"^[xy]axis\d*$")
-#: how wide an axis title may run on one line, in Latin characters (labsim.viz.plots wraps English titles
-#: at 32 and 26; a translated y title gets less, as it runs along a short plot); a Hangul syllable is
-#: about as wide as two Latin letters
-TITLE_WIDTH = {"x": 32, "y": 22}
+#: how wide a translated axis title may run on one line, in Latin characters (labsim.viz.plots wraps
+#: English titles at 32 and 26; a translation gets less room: a phone's plot beside long category labels
+#: is narrow); a Hangul syllable is about as wide as two Latin letters
+TITLE_WIDTH = {"x": 24, "y": 20}
 
 
 def _width(text: str) -> float:

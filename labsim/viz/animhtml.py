@@ -73,10 +73,10 @@ ANIM_SCRIPT = """
   var still = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
   var names = [], i = 0, timer = null, ready = false;
   /* the words the script writes, in the page's language (labsim.support.i18n translates the payload) */
-  var words = Object.assign({play: "Play", pause: "Pause", count: "%1 of %2"}, a.words || {});
+  var words = Object.assign({play: "Play", pause: "Pause", count: "%%1 of %%2"}, a.words || {});
   function quiet(p) { if (p && typeof p.catch === "function") p.catch(function () {}); }
   function say() {
-    var n = names.length, t = a.label + ": " + names[i] + " (" + words.count.replace("%1", i + 1).replace("%2", n) + ")";
+    var n = names.length, t = a.label + ": " + names[i] + " (" + words.count.replace("%%1", i + 1).replace("%%2", n) + ")";
     range.max = String(Math.max(n - 1, 0)); range.value = String(i);
     range.setAttribute("aria-valuetext", t);
     text.textContent = t;
