@@ -266,3 +266,14 @@ def test_print_face_draws_korean_with_a_cjk_font():
     english = viz.Figure(go.Figure(go.Scatter(x=[1, 2], y=[3, 4], name="memory-bound")), alt="a", caption="b")
     assert "Figure 3.1." in " ".join(t.get_text() for t in english.to_matplotlib(_number="3.1").findobj(
         lambda o: hasattr(o, "get_text") and o.get_text()))
+
+
+def test_live_face_controls_and_caption_follow_the_language():
+    import ipywidgets as w
+    from labsim.viz.faces import _live_caption, _live_control
+    with ls.language("ko"):
+        c = _live_control(w, "batch", [("compute", 1), ("memory", 2)], 1, "dropdown")
+        assert HANGUL.search(c.description) and [t for t, _ in c.options] == ["연산", "메모리"]
+        assert "<b>그림.</b>" in _live_caption("x")
+    assert "<b>Figure.</b>" in _live_caption("x")
+    assert _live_control(w, "batch", [("compute", 1)], 1, "dropdown").description == "batch"

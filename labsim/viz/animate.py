@@ -264,9 +264,10 @@ class Animation(Interactive):
             texts = self._live_texts(w)
             first = self.frames_for(**self.params)
             n, at = len(first), self.start_step(first)
-            play = w.Play(value=at, min=0, max=n - 1, step=1, interval=self.frame_ms, description="play",
-                          tooltip="play the animation")
-            step = w.IntSlider(value=at, min=0, max=n - 1, description=self.step_label,
+            from ..support.i18n import tr  # the controls' words in the language labsim draws in
+            play = w.Play(value=at, min=0, max=n - 1, step=1, interval=self.frame_ms, description=tr("Play"),
+                          tooltip=tr("Play"))
+            step = w.IntSlider(value=at, min=0, max=n - 1, description=tr(self.step_label),
                                continuous_update=True, style={"description_width": "initial"},
                                layout=w.Layout(width="min(100%, 40em)"))
             w.jslink((play, "value"), (step, "value"))

@@ -174,8 +174,9 @@ def _printing(obj) -> bool:
 
 
 def _live_caption(caption: str) -> str:
+    from .printface.style import figure_word  # "Figure", or "그림" when labsim draws in Korean
     return (f'<div class="labsim-caption" style="font-size:.9em;color:#444;margin:.2em 0 .8em">'
-            f"<b>Figure.</b> {caption}</div>")
+            f"<b>{figure_word()}.</b> {caption}</div>")
 
 
 #: visually hidden, read by screen readers (the live face's plot has no aria-label of its own)
@@ -193,7 +194,11 @@ def show(fig, alt: str, *, caption: str | None = None, name: str | None = None) 
 
 
 def _live_control(w, label: str, opts, value, kind: str):
-    """One ipywidgets control of the live face, drawn as the static face draws it."""
+    """One ipywidgets control of the live face, drawn as the static face draws it (its label and value
+    labels in the language labsim draws in)."""
+    from ..support.i18n import tr
+    label = tr(label)
+    opts = [(tr(text), v) for text, v in opts]
     common = dict(description=label, style={"description_width": "initial"})
     if kind == "slider":
         return w.SelectionSlider(options=opts, value=value, continuous_update=False,
