@@ -184,7 +184,9 @@ def test_figures_fit(page, browser, site_url):
     the resize, as on a phone turned sideways): one load per page keeps the run short."""
     ctx, pg = _drawn_page(browser, site_url, page, DESKTOP)
     try:
-        problems = [f"at desktop width: {p}" for p in _check(pg, DESKTOP)]
+        # a Korean page's figures are the English page's with other words: a longer label shows at a
+        # phone's width first, so its desktop pass (the English page's has run) is left out
+        problems = [] if page.startswith("ko/") else [f"at desktop width: {p}" for p in _check(pg, DESKTOP)]
         pg.set_viewport_size(PHONE)
         pg.evaluate("() => new Promise((r) => setTimeout(r, 400))")  # Plotly's resize handler is debounced
         pg.wait_for_function(_DRAWN, timeout=15_000)
