@@ -277,3 +277,13 @@ def test_live_face_controls_and_caption_follow_the_language():
         assert "<b>그림.</b>" in _live_caption("x")
     assert "<b>Figure.</b>" in _live_caption("x")
     assert _live_control(w, "batch", [("compute", 1)], 1, "dropdown").description == "batch"
+
+
+@pytest.mark.parametrize("chapter", [c[:-3] for c in CHAPTERS])
+def test_korean_figures_are_numbered_in_korean(chapter):
+    site = _site()
+    en = (site / "chapters" / f"{chapter}.html").read_text(encoding="utf-8")
+    ko = (site / "ko" / "chapters" / f"{chapter}.html").read_text(encoding="utf-8")
+    num = r'<span class="labsim-fignum" data-name="[^"]*">{} (\d+\.\d+)</span>'
+    english, korean = re.findall(num.format("Figure"), en), re.findall(num.format("그림"), ko)
+    assert korean == english, f"{chapter}: Korean figure numbers {korean}, English {english}"

@@ -120,7 +120,7 @@ def _build_finished(app: Sphinx, exc) -> None:
 # page are counted in order; when the page is written each placeholder becomes "Figure C.N", where C is
 # the chapter's number (from the numbered table of contents, else the NN_ of chapters/NN_name) and N the
 # figure's place on its page. {figref}`NAME` in the text becomes a link "Figure C.N" to it.
-_FIGNUM = re.compile(r'<span class="labsim-fignum" data-name="([^"]*)">Figure</span>')
+_FIGNUM = re.compile(r'<span class="labsim-fignum" data-name="([^"]*)">(?:Figure|그림)</span>')  # 그림: the Korean edition
 
 
 def _chapter_number(env, docname: str) -> str:
