@@ -117,6 +117,11 @@ def test_tr_translates_whole_strings_templates_and_pieces():
     assert i18n.tr(3.5, "ko") == 3.5
     with pytest.raises(ls.ArgumentError, match="language 'fr'"):
         ls.set_language("fr")
+    # a language labsim has no catalog for is refused, not answered in English
+    for call in (lambda: i18n.tr("memory-bound", "fr"), lambda: i18n.translate_html("<p>x</p>", "KO"),
+                 lambda: i18n.translate_json({"text": "x"}, "de")):
+        with pytest.raises(ls.ArgumentError, match="is not one labsim draws"):
+            call()
 
 
 def test_language_setting_is_scoped():

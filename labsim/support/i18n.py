@@ -66,9 +66,9 @@ STYLE_KEYS = {"font", "family", "color", "xref", "yref", "xanchor", "yanchor", "
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 
 
-def _check(lang: str) -> str:
-    if lang not in LANGUAGES:
-        raise ArgumentError(f"set_language: language {lang!r} is not one labsim draws; use one of {LANGUAGES}")
+def _check(lang: str, where: str = "set_language") -> str:
+    if not isinstance(lang, str) or lang not in LANGUAGES:
+        raise ArgumentError(f"{where}: language {lang!r} is not one labsim draws; use one of {LANGUAGES}")
     return lang
 
 
@@ -168,7 +168,7 @@ def _is_code(text: str) -> bool:
 def tr(text, lang: str | None = None, *, record: bool = True):
     """``text`` in ``lang`` (default: the current language); unchanged if the catalog lacks it (then
     recorded as a miss). Anything but a string is returned as it is."""
-    lang = lang or _state["lang"]
+    lang = _check(lang, "tr") if lang else _state["lang"]
     if lang == "en" or not isinstance(text, str):
         return text
     out, missing = _tr(text, lang)
@@ -195,7 +195,7 @@ def misses() -> set[str]:
 
 def translate_json(obj, lang: str | None = None, *, _key: str = ""):
     """A copy of a figure's JSON (dicts, lists, strings) with the strings a reader reads translated."""
-    lang = lang or _state["lang"]
+    lang = _check(lang, "translate_json") if lang else _state["lang"]
     if lang == "en":
         return obj
     if isinstance(obj, dict):
@@ -251,7 +251,7 @@ def _is_number(s: str) -> bool:
 
 def translate_figure(fig, lang: str | None = None):
     """Translate a Plotly figure in place (its layout and traces) and return it."""
-    lang = lang or _state["lang"]
+    lang = _check(lang, "translate_figure") if lang else _state["lang"]
     if lang == "en" or fig is None or not hasattr(fig, "to_plotly_json"):
         return fig
     d = fig.to_plotly_json()
@@ -321,7 +321,7 @@ def _html_part(part: str, lang: str) -> str:
 def translate_html(text: str, lang: str | None = None) -> str:
     """The HTML a labsim object shows, in ``lang``: its text, alt and label attributes, and the JSON
     payloads of its figures; scripts, styles, code and listings stay as they are."""
-    lang = lang or _state["lang"]
+    lang = _check(lang, "translate_html") if lang else _state["lang"]
     if lang == "en" or not text:
         return text
     out, last = [], 0
