@@ -334,10 +334,10 @@ class Interactive:
             def on_change(change, _key=None):
                 vals = {k: s.value for k, s in self.controls.items()}
                 fig = self.update(**vals)
+                if not self.error:  # the plot's message first: the page redraws it before the texts
+                    self.plot.show(fig, self.alt_text(**self.params))
                 msg.value = f"<span style='color:#D55E00'>{html.escape(self.error)}</span>" if self.error else ""
                 self._show_texts()
-                if not self.error:
-                    self.plot.show(fig, self.alt_text(**self.params))
 
             for s in self.controls.values():
                 s.observe(on_change, names="value")
