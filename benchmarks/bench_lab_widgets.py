@@ -1,5 +1,8 @@
 """Round trip of every live widget in JupyterLab, in headless Chromium: from the reader's input event to
-the figure redrawn in the page (tests/_lab_roundtrip.py). Target: p95 ≤ 150 ms (issue 24).
+the figure redrawn in the page (tests/_lab_roundtrip.py). Target: p95 ≤ 150 ms (issue 24). The last
+column measures from the press of a toggle button instead of its click: a click holds the button down
+100 ms, as a reader's does, while JupyterLab makes the cell the active one; for sliders and dropdowns the
+two are the same.
 
 JupyterLab starts as ``make lab`` starts it, rooted at a copy of the chapters; each chapter with a live
 widget is opened and run all, then every control of every live widget moves ``LABSIM_LAB_WIDGET_MOVES``
@@ -44,19 +47,22 @@ def main() -> None:
             ctx, page = open_lab(browser, url, "labsim-bench")
             for ch in chapters:
                 found, errors = measure_chapter(page, f"chapters/{ch}.md", moves=moves)
-                for label, times, unchanged in found:
-                    rows.append((ch, label, times, unchanged))
+                for label, times, unchanged, presses in found:
+                    rows.append((ch, label, times, unchanged, presses))
                 for e in errors:
                     print(f"{ch}: error output: {e[:200]}")
             ctx.close()
         browser.close()
     print(f"Live widgets in JupyterLab: input event to figure redrawn (ms; every control moved {moves} times; "
           f"target p95 ≤ {TARGET_MS:.0f} ms)\n")
-    print("| chapter | widget | moves | unchanged | p50 | p95 | max | ok |\n|---|---|---|---|---|---|---|---|")
-    for ch, label, t, un in rows:
+    print("| chapter | widget | moves | unchanged | p50 | p95 | max | ok | p95 from the press (held 100 ms) |\n"
+          "|---|---|---|---|---|---|---|---|---|")
+    for ch, label, t, un, pr in rows:
         p95 = pct(t, 95)
         print(f"| {ch} | {label} | {len(t)} | {un} | {pct(t, 50):.0f} | {p95:.0f} | {max(t, default=float('nan')):.0f} "
-              f"| {'yes' if p95 <= TARGET_MS else 'NO'} |")
+              f"| {'yes' if p95 <= TARGET_MS else 'NO'} | {pct(pr, 95):.0f} |")
+    every = [x for r in rows for x in r[2]]
+    print(f"\nAll {len(every)} moves: p50 {pct(every, 50):.0f} ms, p95 {pct(every, 95):.0f} ms, max {max(every, default=float('nan')):.0f} ms.")
     print(f"\n{sum(pct(r[2], 95) <= TARGET_MS for r in rows)} of {len(rows)} widgets meet the target.")
 
 

@@ -30,7 +30,20 @@ def all_text(fig) -> str:
 
 
 def filled(fig, color: str) -> int:
-    return sum(1 for s in fig.layout.shapes if (s.fillcolor or "").upper() == color.upper())
+    """Shapes filled with ``color``, and closed squares in filled traces of that colour (the SM drawing
+    draws its lanes as one trace per colour: each square a closed path of five points, then a gap)."""
+    n = sum(1 for s in fig.layout.shapes if (s.fillcolor or "").upper() == color.upper())
+    for t in fig.data:
+        if getattr(t, "fill", None) == "toself" and (t.fillcolor or "").upper() == color.upper():
+            xs, ys = list(t.x), list(t.y)
+            runs = [k for k, v in enumerate(xs) if v is None]
+            assert [ys[k] for k in runs] == [None] * len(runs) and runs and runs[-1] == len(xs) - 1
+            for a, b in zip([-1, *runs], runs):
+                sq = list(zip(xs[a + 1:b], ys[a + 1:b]))
+                assert len(sq) == 5 and sq[0] == sq[-1], f"not a closed square: {sq}"
+                assert len({p[0] for p in sq}) == 2 and len({p[1] for p in sq}) == 2, f"not a rectangle: {sq}"
+            n += len(runs)
+    return n
 
 
 # ----------------------------------------------------------------------------------------------

@@ -40,11 +40,12 @@ WARM_COMBINATIONS = 8
 def _copy(fig):
     """An independent copy of a frame. A Plotly figure is copied as its dict without Plotly's validation
     (the frame was validated, or deliberately built without it, when it was made): ``copy.deepcopy``
-    re-validates every property, about 10 times slower, and the live face copies every step."""
+    re-validates every property, about 10 times slower, and the live face copies every step; Plotly's
+    ``to_dict`` also encodes every array: twice the time of this)."""
     import plotly.graph_objects as go
 
-    if isinstance(fig, go.Figure):
-        return go.Figure(fig.to_dict(), _validate=False)
+    if isinstance(fig, go.Figure):  # the constructor copies what it is given (deep), read raw here
+        return go.Figure({"data": list(fig._data), "layout": fig._layout}, _validate=False)
     return copy.deepcopy(fig)
 
 
@@ -299,10 +300,10 @@ class Animation(Interactive):
                 self.error, msg.value = None, ""
                 self.params = {**self.params, **new}
                 self.caption = _caption(self.caption_spec, _copy(frames[0]), self._params(self.params))
-                self._show_texts()
                 play.max = step.max = len(frames) - 1
                 step.value = min(step.value, step.max)
-                draw()
+                draw()  # the plot's message first: the page redraws it before the texts change
+                self._show_texts()
 
             for c in self.controls.values():
                 c.observe(on_control, names="value")

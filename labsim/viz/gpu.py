@@ -64,12 +64,19 @@ def sm_numbers(chip: str | Chip) -> dict[str, Any]:
 
 class _Canvas:
     """Shapes and annotations collected as plain dicts and handed to Plotly once (``add_shape`` one by one
-    validates the whole layout each time: seconds for a drawing of a few hundred shapes)."""
+    validates the whole layout each time: seconds for a drawing of a few hundred shapes). Small unit
+    squares (lanes) are not shapes: those of one role make one filled trace, drawn as one SVG path (a
+    browser redraws a hundred shapes one by one: the live SM drawing's chip toggle spent most of its
+    redraw on them)."""
 
     def __init__(self) -> None:
         self.shapes: list[dict] = []
         self.notes: list[dict] = []
         self.hover: list[tuple[float, float, str]] = []  # (x, y, text) of the parts, for a hover trace
+        self.squares: dict[str, list[tuple[float, float, float, float]]] = {}  # role -> (x0, y0, x1, y1)
+
+    def square(self, role: str, x0: float, y0: float, x1: float, y1: float) -> None:
+        self.squares.setdefault(role, []).append((x0, y0, x1, y1))
 
     def shape(self, **kw) -> None:
         self.shapes.append(kw)
@@ -81,7 +88,14 @@ class _Canvas:
         """The shapes and annotations as a Plotly figure, built without validating each one (they are
         written here, with known keys: validation costs ~0.1 s for an SM's few hundred shapes)."""
         import plotly.graph_objects as go
-        return go.Figure({"data": [], "layout": {"shapes": self.shapes, "annotations": self.notes}}, _validate=False)
+        data = []
+        for role, sq in self.squares.items():  # each square a closed path, the paths apart by a gap (None)
+            xs = [v for x0, _, x1, _ in sq for v in (x0, x1, x1, x0, x0, None)]
+            ys = [v for _, y0, _, y1 in sq for v in (y0, y0, y1, y1, y0, None)]
+            data.append({"type": "scatter", "x": xs, "y": ys, "mode": "lines", "fill": "toself",
+                         "fillcolor": ROLE[role], "line": {"width": 0, "color": ROLE[role]}, "hoverinfo": "skip",
+                         "showlegend": False})
+        return go.Figure({"data": data, "layout": {"shapes": self.shapes, "annotations": self.notes}}, _validate=False)
 
 
 def _box(fig, x0, y0, x1, y1, role: str | None, text: str = "", *, size: int = _FONT, fill: str | None = None,
@@ -100,9 +114,8 @@ def _squares(fig, x0, y0, x1, y1, n: int, cols: int, role: str) -> None:
     w, h = (x1 - x0) / cols, (y1 - y0) / rows
     for i in range(n):
         r, k = divmod(i, cols)
-        fig.shape(type="rect", x0=x0 + k * w + 0.12 * w, x1=x0 + (k + 1) * w - 0.12 * w,
-                      y0=y0 + r * h + 0.12 * h, y1=y0 + (r + 1) * h - 0.12 * h, xref="x", yref="y",
-                      line=dict(width=0), fillcolor=ROLE[role])
+        fig.square(role, x0 + k * w + 0.12 * w, y0 + r * h + 0.12 * h, x0 + (k + 1) * w - 0.12 * w,
+                   y0 + (r + 1) * h - 0.12 * h)
 
 
 def _partition(fig, x0: float, y0: float, w: float, h: float, n: dict, index: int) -> None:

@@ -1,11 +1,9 @@
 """The plot of the live face (JupyterLab): drawn once, then changed in place.
 
-A live figure is a Plotly ``FigureWidget`` (plotly's own widget; it needs the ``anywidget`` package).
-When a control moves, :meth:`LivePlot.show` sends the page only the properties of the new figure whose
-values changed, in one message, and the page redraws once (``Plotly.update``) instead of building a new
-plot (:func:`morph`; Plotly's own ``batch_update()`` does the same but validates every property first,
-which took longer than the redraw). Where the traces themselves change (another number of them, or
-another kind), the old ones are removed and the new ones added.
+A live figure is labsim's plot widget (:mod:`labsim.viz.plotwidget`; it needs the ``anywidget``
+package). When a control moves, :meth:`LivePlot.show` sends the page only the properties of the new
+figure whose values changed (:func:`_changes`, compared as plain JSON, without Plotly's validators), in
+one message, and the page redraws once with ``Plotly.react``.
 
 Without ``anywidget`` the plot falls back to an ipywidgets ``Output`` that is cleared and drawn again
 each time (slower: the page builds a new plot on every move). The static face (the website) and the
@@ -13,13 +11,13 @@ print face do not use this module.
 """
 from __future__ import annotations
 
-import copy
+import gc
 import importlib.util
 from typing import Any
 
 
 def has_figure_widget() -> bool:
-    """True where Plotly's ``FigureWidget`` can be drawn (the ``anywidget`` package is installed)."""
+    """True where the live plot can change in place (the ``anywidget`` package is installed)."""
     return importlib.util.find_spec("anywidget") is not None
 
 
@@ -55,66 +53,20 @@ def _empty(v) -> bool:
     return isinstance(v, dict) and not v
 
 
-def _copy(v):
-    """A copy of plain figure JSON (dicts, lists, tuples, NumPy arrays; strings, numbers and None are
-    shared): several times faster than ``copy.deepcopy``, which a diagram's hundreds of shapes felt."""
-    if isinstance(v, dict):
-        return {k: _copy(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_copy(x) for x in v]
-    if isinstance(v, tuple):
-        return tuple(_copy(x) for x in v)
-    if hasattr(v, "shape") and hasattr(v, "copy"):
-        return v.copy()
-    if isinstance(v, (str, int, float, bool, type(None))):
-        return v
-    return copy.deepcopy(v)
-
-
-def _apply(props: dict, changes: dict) -> None:
-    """Change the widget's own copy of a trace or the layout: each changed value copied (the new figure
-    stays the caller's), each reset one removed."""
-    for k, v in changes.items():
-        if v is None:
-            props.pop(k, None)
-        else:
-            props[k] = _copy(v)
-
-
-def morph(widget, fig) -> dict:
-    """Change the FigureWidget ``widget`` to draw ``fig`` (a Plotly figure), in place.
-
-    When the traces keep their number and kinds (the common case: a control changes values), the
-    changed top-level properties of every trace and of the layout go to the page in one Plotly.update
-    message, compared as plain JSON without Plotly's validators (slow); the widget's own copy of the
-    figure is changed to match. Otherwise the traces are replaced through Plotly's API. Returns what
-    was sent: ``{"restyle": ..., "relayout": ...}`` (empty when nothing changed)."""
-    data, layout = fig._data, fig._layout  # read only: changed values are copied (_apply)
-    kinds = [d.get("type", "scatter") for d in data]
-    if [t.type for t in widget.data] != kinds:
-        widget.data = ()
-        if data:
-            widget.add_traces(copy.deepcopy(data))
-        relayout = _changes(widget._layout, layout)
-        with widget.batch_update():
-            widget.layout = copy.deepcopy(layout)
-        return {"restyle": {}, "relayout": relayout}
-    per_trace = [_changes(old, d) for old, d in zip(widget._data, data)]
-    keys = sorted({k for c in per_trace for k in c})
-    restyle = {k: [c.get(k, old.get(k)) for c, old in zip(per_trace, widget._data)] for k in keys}
-    relayout = _changes(widget._layout, layout)
-    if not restyle and not relayout:
-        return {"restyle": {}, "relayout": {}}
-    for old, c in zip(widget._data, per_trace):
-        _apply(old, c)
-    _apply(widget._layout, relayout)
-    widget._send_update_msg(restyle, relayout, list(range(len(data))))
-    return {"restyle": restyle, "relayout": relayout}
+def settle_heap() -> int:
+    """Collect the kernel's garbage, then freeze what is left (``gc.freeze``): Python's full collections
+    skip frozen objects from then on. Run when a live figure is drawn. Why: after a chapter's cells have
+    run, a full collection of the kernel's heap took 90–140 ms, and one landed inside a move of a
+    control every few dozen moves (the slowest round trips). Objects alive now and garbage later are
+    still freed by reference counting, unless they form cycles. Returns the frozen objects' count."""
+    gc.collect()
+    gc.freeze()
+    return gc.get_freeze_count()
 
 
 class LivePlot:
     """The plot of one live figure: ``view`` is the ipywidget to put in the page, :meth:`show` draws a
-    new figure there. ``in_place`` says which way it draws (a FigureWidget, or an Output redrawn)."""
+    new figure there. ``in_place`` says which way it draws (labsim's plot widget changed in place, or an Output redrawn)."""
 
     def __init__(self, w, fig, alt: str, *, figure_cls, config: dict) -> None:
         """``w``: the ipywidgets module; ``fig``, ``alt``: the first figure and its alt text;
@@ -122,13 +74,13 @@ class LivePlot:
         ``config``: Plotly's config for the plot."""
         Figure = self._figure_cls = figure_cls
         self.in_place = has_figure_widget()
+        settle_heap()
         self.redraws = 0
         if self.in_place:
-            import plotly.graph_objects as go
+            from .plotwidget import widget_class
 
             Figure(fig, alt)  # the same checks as every figure (alt text, something to draw)
-            self.view = go.FigureWidget(fig)
-            self.view._config = dict(config)
+            self.view = widget_class()(fig, config)
             self.view.add_class("labsim-liveplot")
         else:
             from IPython.display import display
@@ -142,7 +94,7 @@ class LivePlot:
         """Draw ``fig`` in place of the figure shown."""
         self.redraws += 1
         if self.in_place:
-            morph(self.view, fig)
+            self.view.change_to(fig)
             return
         from IPython.display import display
 

@@ -139,6 +139,22 @@ def _bar_texts(A, ctx):
     A.bar_texts = []
 
 
+def _runs(x, y):
+    """The runs of points between gaps (a None or NaN in x or y), as (xs, ys) pairs."""
+    out, xs, ys = [], [], []
+    for a, b in zip(x, y):
+        if a is None or b is None or (isinstance(a, float) and math.isnan(a)) or (isinstance(b, float) and math.isnan(b)):
+            if xs:
+                out.append((xs, ys))
+            xs, ys = [], []
+        else:
+            xs.append(a)
+            ys.append(b)
+    if xs:
+        out.append((xs, ys))
+    return out
+
+
 def _scatter(A, t, traces, i, ctx):
     from matplotlib.lines import Line2D
 
@@ -162,8 +178,9 @@ def _scatter(A, t, traces, i, ctx):
     fill = t.get("fill")
     if fill and fill != "none":
         fc = color(t.get("fillcolor"), (*lc[:3], 0.5))
-        if fill == "toself":
-            A.ax.fill(x, y, facecolor=_fade(fc, op), edgecolor="none", zorder=1.5)
+        if fill == "toself":  # as Plotly: each run between gaps (None) is a closed shape of its own
+            for run in _runs(x, y):
+                A.ax.fill(*run, facecolor=_fade(fc, op), edgecolor="none", zorder=1.5)
         elif fill in ("tozeroy", "tonexty"):
             lower = [0.0] * n
             if fill == "tonexty":
