@@ -48,7 +48,7 @@ def copy_chapters(root: Path) -> None:
 
 
 def _widget_data_path(env: dict) -> None:
-    """Where anywidget (Plotly's FigureWidget needs it) is installed outside the interpreter's prefix
+    """Where anywidget (labsim's live plot widget needs it) is installed outside the interpreter's prefix
     (``pip install --target``), its Lab extension lies beside it: tell Lab through JUPYTER_PATH."""
     spec = importlib.util.find_spec("anywidget")
     if spec is None or not spec.origin:
