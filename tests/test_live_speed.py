@@ -9,15 +9,15 @@ import pytest
 
 go = pytest.importorskip("plotly.graph_objects")
 
-from labsim.viz import liveplot, plots  # noqa: E402
+from labsim.viz import plots, plotwidget  # noqa: E402
 
 
 def test_an_empty_dict_counts_as_absent_but_a_real_change_is_sent():
-    assert liveplot._changes({}, {"title": {}}) == {}
-    assert liveplot._changes({"title": {}}, {}) == {}
-    assert liveplot._changes({"title": {"text": "a"}}, {"title": {}}) == {"title": {}}
-    assert liveplot._changes({"title": {"text": "a"}}, {}) == {"title": None}
-    assert liveplot._changes({}, {"title": {"text": "b"}}) == {"title": {"text": "b"}}
+    assert plotwidget._changes({}, {"title": {}}) == {}
+    assert plotwidget._changes({"title": {}}, {}) == {}
+    assert plotwidget._changes({"title": {"text": "a"}}, {"title": {}}) == {"title": {}}
+    assert plotwidget._changes({"title": {"text": "a"}}, {}) == {"title": None}
+    assert plotwidget._changes({}, {"title": {"text": "b"}}) == {"title": {"text": "b"}}
 
 
 def _slow_axis_values(fig, letter, key):

@@ -2,8 +2,8 @@
 
 A live figure is labsim's plot widget (:mod:`labsim.viz.plotwidget`; it needs the ``anywidget``
 package). When a control moves, :meth:`LivePlot.show` sends the page only the properties of the new
-figure whose values changed (:func:`_changes`, compared as plain JSON, without Plotly's validators), in
-one message, and the page redraws once with ``Plotly.react``.
+figure whose values changed (compared as plain JSON, without Plotly's validators), in one message, and
+the page redraws once with ``Plotly.react``.
 
 Without ``anywidget`` the plot falls back to an ipywidgets ``Output`` that is cleared and drawn again
 each time (slower: the page builds a new plot on every move). The static face (the website) and the
@@ -19,38 +19,6 @@ from typing import Any
 def has_figure_widget() -> bool:
     """True where the live plot can change in place (the ``anywidget`` package is installed)."""
     return importlib.util.find_spec("anywidget") is not None
-
-
-def _equal(a, b) -> bool:
-    """Deep equality of plain figure JSON (dicts, lists, NumPy arrays, scalars)."""
-    if type(a) is not type(b):
-        if hasattr(a, "shape") or hasattr(b, "shape"):
-            import numpy as np
-            return np.asarray(a).shape == np.asarray(b).shape and bool(np.array_equal(a, b))
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
-    if hasattr(a, "shape"):
-        import numpy as np
-        return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b))
-    return a == b
-
-
-def _changes(old: dict, new: dict, keep=("type", "uid")) -> dict:
-    """The top-level keys of ``new`` whose values differ from ``old``'s, and ``old``'s keys that ``new``
-    lacks (as None, which resets them); a key with an empty dict counts as absent."""
-    out = {k: v for k, v in new.items() if k not in keep and (k not in old or not _equal(old[k], v))
-           and not (k not in old and _empty(v))}
-    out.update({k: None for k in old if k not in new and k not in keep and not _empty(old[k])})
-    return out
-
-
-def _empty(v) -> bool:
-    """An empty container, drawn as its absence (a figure whose title was moved to the caption keeps
-    ``title: {}``; sending it made the page relayout the first move for nothing)."""
-    return isinstance(v, dict) and not v
 
 
 def settle_heap() -> int:
