@@ -291,4 +291,5 @@ def test_korean_figures_are_numbered_in_korean(chapter):
     ko = (site / "ko" / "chapters" / f"{chapter}.html").read_text(encoding="utf-8")
     num = r'<span class="labsim-fignum" data-name="[^"]*">{} (\d+\.\d+)</span>'
     english, korean = re.findall(num.format("Figure"), en), re.findall(num.format("그림"), ko)
+    assert english, f"{chapter}: no numbered figure on the English page (the pattern no longer matches)"
     assert korean == english, f"{chapter}: Korean figure numbers {korean}, English {english}"

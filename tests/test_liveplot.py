@@ -58,6 +58,9 @@ def test_plain_json_of_a_figure():
     assert json.loads(json.dumps(got, allow_nan=False)) == got
     with pytest.raises(TypeError, match="cannot be sent to the page: .*object"):
         plotwidget.plain({"x": object()})
+    import labsim as ls
+    with pytest.raises(ls.ArgumentError, match="expected a Plotly figure, got dict"):
+        plotwidget.figure_json({"data": []})
 
 
 def test_change_to_sends_only_what_changed_and_the_page_gets_each_figure():

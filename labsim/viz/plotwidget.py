@@ -159,6 +159,9 @@ def plain(v: Any) -> Any:
 def figure_json(fig) -> dict:
     """``{"data": [...], "layout": {...}}`` of a Plotly figure, as plain JSON (read without Plotly's
     validators: the figure was validated when it was made)."""
+    if not (hasattr(fig, "_data") and hasattr(fig, "_layout")):
+        from ..support.errors import ArgumentError
+        raise ArgumentError(f"live plot: expected a Plotly figure, got {type(fig).__name__}: {fig!r:.80}")
     return {"data": plain(list(fig._data)), "layout": plain(dict(fig._layout))}
 
 
